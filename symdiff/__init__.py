@@ -1,0 +1,30 @@
+"""symdiff: what changed here recently, at the level of symbols."""
+
+from symdiff.errors import (
+    DurationError,
+    EditError,
+    FsDenied,
+    InvalidArgs,
+    LockedError,
+    StoreError,
+    SymdiffError,
+    ToolFailed,
+)
+from symdiff.model import ChangeType, FileChange, Scope, Symbol, SymbolChange, SymbolChangeType
+
+__all__ = [
+    "ChangeType",
+    "DurationError",
+    "EditError",
+    "FileChange",
+    "FsDenied",
+    "InvalidArgs",
+    "LockedError",
+    "Scope",
+    "StoreError",
+    "Symbol",
+    "SymbolChange",
+    "SymbolChangeType",
+    "SymdiffError",
+    "ToolFailed",
+]

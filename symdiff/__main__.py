@@ -1,0 +1,5 @@
+"""python -m symdiff."""
+
+from symdiff.cli import main
+
+main()

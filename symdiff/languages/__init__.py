@@ -1,0 +1,42 @@
+"""Which language a path is written in: one table from file name to language."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+# Extension (lower case, with the dot) -> language name as tree-sitter-language-pack spells it.
+EXTENSIONS: dict[str, str] = {
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".inl": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby", ".rake": "ruby", ".gemspec": "ruby",
+    ".php": "php",
+    ".kt": "kotlin", ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala", ".sc": "scala",
+    ".sh": "bash", ".bash": "bash",
+}  # fmt: skip
+
+# Whole file names that decide the language on their own.
+FILENAMES: dict[str, str] = {
+    "Rakefile": "ruby",
+    "Gemfile": "ruby",
+    ".bashrc": "bash",
+    ".bash_profile": "bash",
+}
+
+
+def language_for(path: str) -> str | None:
+    """The language of a workspace-relative POSIX path, or None when it is not one we parse."""
+    p = PurePosixPath(path)
+    if p.name in FILENAMES:
+        return FILENAMES[p.name]
+    return EXTENSIONS.get(p.suffix.lower())
