@@ -10,6 +10,7 @@ from symdiff.errors import (
     SymdiffError,
     ToolFailed,
 )
+from symdiff.extract import extract
 from symdiff.model import ChangeType, FileChange, Scope, Symbol, SymbolChange, SymbolChangeType
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "SymbolChangeType",
     "SymdiffError",
     "ToolFailed",
+    "extract",
 ]

@@ -40,3 +40,15 @@ def language_for(path: str) -> str | None:
     if p.name in FILENAMES:
         return FILENAMES[p.name]
     return EXTENSIONS.get(p.suffix.lower())
+
+
+# Language -> the module under symdiff.languages whose FAMILY extracts it.
+FAMILIES: dict[str, str] = {
+    "python": "python",
+}
+
+
+def family_module(language: str) -> str | None:
+    """The dotted module whose `FAMILY` extracts `language`, or None when none does."""
+    module = FAMILIES.get(language)
+    return None if module is None else f"symdiff.languages.{module}"

@@ -1,0 +1,47 @@
+"""extract(language, source) -> the definitions in a source file, as Symbols; pure."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import cast
+
+from tree_sitter import Parser
+from tree_sitter_language_pack import SupportedLanguage, get_parser
+
+from symdiff.languages import family_module
+from symdiff.languages._engine import Family, walk
+from symdiff.model import Symbol
+
+# Parsers are not safe to share between threads; keep one per language per thread.
+_local = threading.local()
+
+
+def _parser(language: str) -> Parser:
+    cache: dict[str, Parser] | None = getattr(_local, "parsers", None)
+    if cache is None:
+        cache = _local.parsers = {}
+    parser = cache.get(language)
+    if parser is None:
+        parser = cache[language] = get_parser(cast(SupportedLanguage, language))
+    return parser
+
+
+def _family(language: str) -> Family | None:
+    module = family_module(language)
+    if module is None:
+        return None
+    family: Family = importlib.import_module(module).FAMILY
+    return family
+
+
+def extract(language: str, source: bytes) -> list[Symbol]:
+    """The definitions in `source`, ordered by start line; [] for a language we do not parse.
+
+    Never raises on bad input: a file with syntax errors yields whatever still parses.
+    """
+    family = _family(language)
+    if family is None:
+        return []
+    tree = _parser(language).parse(source)
+    return walk(family, source, tree.root_node)

@@ -1,0 +1,242 @@
+"""The language-neutral walk that turns a tree-sitter tree into Symbols.
+
+A language family supplies a `Family`: which node types define something (each with a small
+handler that names it), which nodes wrap a definition (decorators, `export`, templates), which
+siblings lead one (Rust `#[attr]`), which nodes are comments, and how names are joined.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from symdiff.model import Symbol
+
+# Kinds whose functions are methods.
+CLASSLIKE = frozenset({"class", "struct", "interface", "trait", "enum", "impl", "object"})
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a definition sits: the qualified name and kind of its nearest enclosing definition."""
+
+    name: str | None = None
+    kind: str | None = None
+
+
+@dataclass(slots=True)
+class Def:
+    """What a handler found at one node.
+
+    `name` is the local name, or the full qualified name when `absolute` is set (Go methods,
+    C++ out-of-class definitions); `cut` are the nodes removed from the signature (the name).
+    """
+
+    name: str
+    kind: str
+    body: Node | None
+    cut: tuple[Node, ...] = ()
+    absolute: bool = False
+    scope_name: str | None = None  # the name nested definitions are qualified by, if not ours
+
+
+Handler = Callable[[Node, Scope], Def | None]
+Joiner = Callable[[Scope, str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """Everything the walk needs to know about one language."""
+
+    handlers: dict[str, Handler]
+    join: Joiner
+    comments: frozenset[str] = frozenset({"comment"})
+    wrappers: frozenset[str] = frozenset()
+    leading: frozenset[str] = frozenset()
+    prefix: Callable[[Node], str | None] = field(default=lambda _root: None)
+
+
+def join_with(sep: str) -> Joiner:
+    """A joiner that puts `sep` between a parent's qualified name and a child's name."""
+
+    def join(scope: Scope, name: str) -> str:
+        return name if scope.name is None else f"{scope.name}{sep}{name}"
+
+    return join
+
+
+def text(node: Node | None) -> str:
+    """The source text of a node ('' for None)."""
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def field_def(kind: str, *, name: str = "name", body: str = "body") -> Handler:
+    """The common case: the name and body are fields of the definition node."""
+
+    def handle(node: Node, _scope: Scope) -> Def | None:
+        name_node = node.child_by_field_name(name)
+        if name_node is None:
+            return None
+        return Def(text(name_node), kind, node.child_by_field_name(body), (name_node,))
+
+    return handle
+
+
+def method_in_class(handler: Handler) -> Handler:
+    """Wrap a function handler so that a function directly inside a class-like is a method."""
+
+    def handle(node: Node, scope: Scope) -> Def | None:
+        found = handler(node, scope)
+        if found is not None and found.kind == "function" and scope.kind in CLASSLIKE:
+            found.kind = "method"
+        return found
+
+    return handle
+
+
+def first_child(node: Node, types: Iterable[str]) -> Node | None:
+    """The first named child of one of `types`."""
+    wanted = set(types)
+    for child in node.named_children:
+        if child.type in wanted:
+            return child
+    return None
+
+
+_SPACE = re.compile(r"\s+")
+_AROUND_PUNCT = re.compile(r" ?([^\w\s]) ?")
+_TRAILING_COMMA = re.compile(r",([)\]}>])")
+
+
+def normalise(raw: str) -> str:
+    """Collapse whitespace runs, drop spaces next to punctuation and trailing commas."""
+    tight = _AROUND_PUNCT.sub(r"\1", _SPACE.sub(" ", raw).strip())
+    return _TRAILING_COMMA.sub(r"\1", tight)
+
+
+@dataclass(slots=True)
+class _Walk:
+    family: Family
+    source: bytes
+    out: list[Symbol] = field(default_factory=list)
+
+    def run(self, root: Node) -> list[Symbol]:
+        top = Scope(self.family.prefix(root), "module" if self.family.prefix(root) else None)
+        # Explicit stack: generated code nests expressions deeper than Python's recursion limit.
+        stack: list[tuple[Node, Scope, tuple[Node, ...]]] = [(root, top, ())]
+        while stack:
+            node, scope, lead = stack.pop()
+            child_scope = scope
+            handler = self.family.handlers.get(node.type)
+            found = handler(node, scope) if handler is not None else None
+            if found is not None:
+                child_scope = self._emit(node, scope, lead, found)
+            wrapping = node.type in self.family.wrappers
+            stack.extend(reversed(self._children(node, child_scope, lead if wrapping else None)))
+        self.out.sort(key=lambda s: s.start_line)
+        return self.out
+
+    def _children(
+        self, node: Node, scope: Scope, wrapper_lead: tuple[Node, ...] | None
+    ) -> list[tuple[Node, Scope, tuple[Node, ...]]]:
+        out: list[tuple[Node, Scope, tuple[Node, ...]]] = []
+        run: list[Node] = []
+        wrapper = node.type in self.family.wrappers
+        for child in node.named_children:
+            if child.type in self.family.leading:
+                run.append(child)
+                continue
+            if run and child.type in self.family.comments:
+                run.append(child)
+                continue
+            lead = (wrapper_lead or (node,)) if wrapper else tuple(run)
+            out.append((child, scope, lead))
+            out.extend((r, scope, ()) for r in run)
+            run = []
+        out.extend((r, scope, ()) for r in run)
+        return out
+
+    def _emit(self, node: Node, scope: Scope, lead: tuple[Node, ...], found: Def) -> Scope:
+        qname = found.name if found.absolute else self.family.join(scope, found.name)
+        start_node = lead[0] if lead else node
+        body = found.body
+        header_end = self._header_end(node, body)
+        signature = self._signature(start_node, node, lead, body, found.cut)
+        self.out.append(
+            Symbol(
+                name=qname,
+                kind=found.kind,
+                start_line=start_node.start_point.row + 1,
+                end_line=_end_line(node),
+                header_end_line=header_end,
+                signature=signature,
+                parent=scope.name,
+            )
+        )
+        return Scope(found.scope_name or qname, found.kind)
+
+    def _header_end(self, node: Node, body: Node | None) -> int:
+        if body is None:
+            return _end_line(node)
+        first = body.children[0] if body.children else None
+        if first is not None and not first.is_named:
+            # A body opened by a token (`{`, `:`, `=`, `do`): the header ends on its line.
+            return first.start_point.row + 1
+        prev = body.prev_sibling
+        while prev is not None and prev.type in self.family.comments:
+            prev = prev.prev_sibling
+        if prev is None:
+            return body.start_point.row + 1
+        return _end_line(prev)
+
+    def _signature(
+        self,
+        start_node: Node,
+        node: Node,
+        lead: tuple[Node, ...],
+        body: Node | None,
+        cut: tuple[Node, ...],
+    ) -> str:
+        start = start_node.start_byte
+        stop = body.start_byte if body is not None else node.end_byte
+        holes = {(c.start_byte, c.end_byte) for c in cut if start <= c.start_byte < stop}
+        for top in (*lead, node):
+            holes.update(self._comments(top, stop))
+        pieces: list[bytes] = []
+        pos = start
+        for lo, hi in sorted(holes):
+            if lo >= pos:
+                pieces.append(self.source[pos:lo])
+                pos = hi
+            pieces.append(b" ")
+        pieces.append(self.source[pos:stop])
+        return normalise(b"".join(pieces).decode("utf-8", "replace"))
+
+    def _comments(self, top: Node, stop: int) -> Iterable[tuple[int, int]]:
+        stack = [top]
+        while stack:
+            node = stack.pop()
+            if node.start_byte >= stop:
+                continue
+            if node.type in self.family.comments:
+                yield (node.start_byte, node.end_byte)
+                continue
+            stack.extend(node.named_children)
+
+
+def _end_line(node: Node) -> int:
+    """The last line a node occupies (a node ending at column 0 ends on the line before)."""
+    end = node.end_point
+    if end.column == 0 and end.row > node.start_point.row:
+        return end.row
+    return end.row + 1
+
+
+def walk(family: Family, source: bytes, root: Node) -> list[Symbol]:
+    """All definitions under `root`, ordered by start line."""
+    return _Walk(family, source).run(root)

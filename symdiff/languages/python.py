@@ -1,0 +1,14 @@
+"""Python: functions, methods, classes; decorators lead the definition they wrap."""
+
+from __future__ import annotations
+
+from symdiff.languages._engine import Family, field_def, join_with, method_in_class
+
+FAMILY = Family(
+    handlers={
+        "function_definition": method_in_class(field_def("function")),
+        "class_definition": field_def("class"),
+    },
+    join=join_with("."),
+    wrappers=frozenset({"decorated_definition"}),
+)

@@ -1,0 +1,123 @@
+"""extract(): golden samples per language, signatures, robustness."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from symdiff.extract import extract
+from symdiff.model import Symbol
+
+FIXTURES = Path(__file__).parent / "fixtures" / "languages"
+LANGUAGES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def sample_of(language: str) -> bytes:
+    """The sample source file of a language's fixture directory."""
+    (path,) = (p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
+    return path.read_bytes()
+
+
+def rows(symbols: list[Symbol]) -> list[dict[str, object]]:
+    return [
+        {"name": s.name, "kind": s.kind, "start_line": s.start_line, "end_line": s.end_line}
+        for s in symbols
+    ]
+
+
+def by_name(language: str, source: str) -> dict[str, Symbol]:
+    return {s.name: s for s in extract(language, source.encode())}
+
+
+def sig(language: str, source: str, name: str) -> str:
+    return by_name(language, source)[name].signature
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_sample_matches_expected(language: str) -> None:
+    expected = json.loads((FIXTURES / language / "expected.json").read_text())
+    assert rows(extract(language, sample_of(language))) == expected
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_symbols_are_ordered_and_well_formed(language: str) -> None:
+    symbols = extract(language, sample_of(language))
+    assert [s.start_line for s in symbols] == sorted(s.start_line for s in symbols)
+    for s in symbols:
+        assert 1 <= s.start_line <= s.header_end_line <= s.end_line, s
+        assert s.name and s.name.split(".")[-1] not in ("", " "), s
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_truncated_and_garbled_input_never_raises(language: str) -> None:
+    source = sample_of(language)
+    for cut in range(0, len(source), max(1, len(source) // 40)):
+        extract(language, source[:cut])
+        extract(language, source[:cut] + b"\x00\xff(((" + source[cut:])
+
+
+def test_unknown_language_yields_nothing() -> None:
+    assert extract("cobol", b"IDENTIFICATION DIVISION.") == []
+    assert extract("python", b"") == []
+
+
+def test_deeply_nested_expression_does_not_overflow() -> None:
+    source = "x = " + "(" * 3000 + "1" + ")" * 3000 + "\ndef f(): pass\n"
+    assert [s.name for s in extract("python", source.encode())] == ["f"]
+
+
+def test_syntax_error_keeps_what_parses() -> None:
+    source = "def ok(a):\n    return a\n\ndef broken(:\n    pass\n\n"
+    source += "class K:\n    def m(self): ...\n"
+    names = [s.name for s in extract("python", source.encode())]
+    assert "ok" in names and "K.m" in names
+
+
+# --- signatures ---------------------------------------------------------------------------
+
+PY_BASE = "@dec\nasync def f(a: int, b=2) -> str:\n    return 'x'\n"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "@dec\nasync  def f( a : int,\n    b = 2 ) -> str :\n    return 'x'\n",
+        "@dec\n# note\nasync def f(a: int,  # one\n    b=2) -> str:  # two\n    return 'y'\n",
+        "@dec\nasync def f(a: int, b=2,) -> str:\n    return 'x'\n",
+    ],
+)
+def test_python_signature_ignores_whitespace_comments_and_body(variant: str) -> None:
+    assert sig("python", variant, "f") == sig("python", PY_BASE, "f")
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "@dec\nasync def f(a: int, b=2) -> bytes:\n    return 'x'\n",  # return type
+        "@other\nasync def f(a: int, b=2) -> str:\n    return 'x'\n",  # decorator
+        "async def f(a: int, b=2) -> str:\n    return 'x'\n",  # decorator removed
+        "@dec\ndef f(a: int, b=2) -> str:\n    return 'x'\n",  # async
+        "@dec\nasync def f(a: int, b=3) -> str:\n    return 'x'\n",  # default
+        "@dec\nasync def f(a: float, b=2) -> str:\n    return 'x'\n",  # parameter type
+    ],
+)
+def test_python_signature_changes(variant: str) -> None:
+    assert sig("python", variant, "f") != sig("python", PY_BASE, "f")
+
+
+def test_python_signature_excludes_the_name() -> None:
+    assert sig("python", PY_BASE, "f") == sig("python", PY_BASE.replace(" f(", " g("), "g")
+
+
+def test_python_decorators_lead_but_docs_do_not() -> None:
+    source = "# about f\n@dec\n@other(1)\ndef f(\n    a,\n):\n    pass\n"
+    (f,) = extract("python", source.encode())
+    assert (f.start_line, f.header_end_line, f.end_line) == (2, 6, 7)
+
+
+def test_python_same_named_methods_stay_apart() -> None:
+    source = "class A:\n    def run(self): ...\nclass B:\n    def run(self): ...\n"
+    names = [(s.name, s.kind) for s in extract("python", source.encode())]
+    assert names == [("A", "class"), ("A.run", "method"), ("B", "class"), ("B.run", "method")]
