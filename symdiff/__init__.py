@@ -1,5 +1,6 @@
 """symdiff: what changed here recently, at the level of symbols."""
 
+from symdiff.duration import parse_go_duration
 from symdiff.errors import (
     DurationError,
     EditError,
