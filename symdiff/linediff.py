@@ -1,10 +1,31 @@
-"""The line diff engine: hunks and numstat counts from two byte strings (libgit2's xdiff)."""
+"""The line diff engine: hunks, numstat counts and unified/git patch text (libgit2's xdiff).
+
+One engine serves every consumer, so the counts of `diff_lines`, the unified diff of the
+`text_diff` tool and the git patches of ACP diffs always agree with each other and with
+`git diff`. Lines are split on `\\n` only, as git and GNU diff split them: a `\\r` (CRLF or lone
+CR) stays part of its line, so patches round-trip byte for byte.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import zlib
 from dataclasses import dataclass
 
 import pygit2
+from pygit2.enums import DiffOption
+
+REGULAR_MODE = 0o100644
+EXECUTABLE_MODE = 0o100755
+SYMLINK_MODE = 0o120000
+
+# FORCE_TEXT: callers decide what is binary (NUL byte or not UTF-8), not libgit2's 8000-byte
+# sniff, so text output never silently turns into "Binary files differ". INDENT_HEURISTIC is
+# git's default since 2.14: hunks slide to where a reader expects them.
+_TEXT_FLAGS = DiffOption.FORCE_TEXT | DiffOption.INDENT_HEURISTIC
+_NULL_ID = "0" * 40
+_BINARY_LINE_BYTES = 52
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +53,7 @@ def diff_lines(old: bytes, new: bytes) -> LineDiff:
     """Diff two texts line by line, as `git diff` does (Myers, no context)."""
     if old == new:
         return LineDiff((), 0, 0)
-    patch = pygit2.Patch.create_from(old, new, context_lines=0)
+    patch = pygit2.Patch.create_from(old, new, context_lines=0, flag=DiffOption.INDENT_HEURISTIC)
     hunks = []
     added_total = removed_total = 0
     for h in patch.hunks:
@@ -42,3 +63,183 @@ def diff_lines(old: bytes, new: bytes) -> LineDiff:
         removed_total += len(removed)
         hunks.append(Hunk(h.old_start, h.old_lines, h.new_start, h.new_lines, removed, added))
     return LineDiff(tuple(hunks), added_total, removed_total)
+
+
+def is_binary(data: bytes) -> bool:
+    """True when `data` holds a NUL byte or is not valid UTF-8 (symdiff's one binary rule)."""
+    if b"\0" in data:
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def count_lines(data: bytes) -> int:
+    """Number of lines; a last line without a final newline still counts."""
+    n = data.count(b"\n")
+    return n + 1 if data and not data.endswith(b"\n") else n
+
+
+def blob_id(data: bytes) -> str:
+    """Git's blob object id (SHA-1 of `blob <size>\\0` + bytes), as `git hash-object` prints it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _as_bytes(text: bytes | str) -> bytes:
+    # surrogatepass keeps a lone surrogate encodable; the result is then not UTF-8 → binary.
+    return text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+
+
+def _hunk_text(old: bytes, new: bytes, context: int) -> str:
+    """The `@@` hunks (and their `\\ No newline` markers) of a text pair; "" when equal."""
+    if old == new:
+        return ""
+    data: bytes = pygit2.Patch.create_from(old, new, context_lines=context, flag=_TEXT_FLAGS).data
+    # The header libgit2 writes names "file" on both sides, so "\n@@ " first occurs at hunk 1.
+    start = data.find(b"\n@@ ") + 1
+    return data[start:].decode("utf-8")
+
+
+def unified_diff(
+    a: bytes | str,
+    b: bytes | str,
+    *,
+    label_a: str = "a",
+    label_b: str = "b",
+    context: int = 3,
+) -> str:
+    """A unified diff that GNU `patch` applies to `a` to give `b`; "" when equal.
+
+    Binary input (see `is_binary`) gives GNU diff's one line `Binary files A and B differ`.
+    """
+    old, new = _as_bytes(a), _as_bytes(b)
+    if old == new:
+        return ""
+    if is_binary(old) or is_binary(new):
+        return f"Binary files {label_a} and {label_b} differ\n"
+    return f"--- {label_a}\n+++ {label_b}\n" + _hunk_text(old, new, context)
+
+
+_C_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\v": "\\v",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def quote_path(name: str) -> str:
+    """A path as git writes it in patch headers: C-quoted only when it must be."""
+    if not any(c in _C_ESCAPES or ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return name
+    out = []
+    for c in name:
+        if c in _C_ESCAPES:
+            out.append(_C_ESCAPES[c])
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\{ord(c):03o}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def _file_line(marker: str, name: str | None) -> str:
+    if name is None:
+        return f"{marker} /dev/null\n"
+    quoted = quote_path(name)
+    # git appends a tab to names with spaces so that trailing timestamps cannot be confused.
+    tab = "\t" if quoted == name and " " in name else ""
+    return f"{marker} {quoted}{tab}\n"
+
+
+def _binary_literal(data: bytes) -> str:
+    """Git's `GIT binary patch` literal block: zlib, then base85 lines of up to 52 bytes."""
+    packed = zlib.compress(data, 9)
+    lines = [f"literal {len(data)}\n"]
+    for i in range(0, len(packed), _BINARY_LINE_BYTES):
+        chunk = packed[i : i + _BINARY_LINE_BYTES]
+        n = len(chunk)
+        size = chr(ord("A") + n - 1) if n <= 26 else chr(ord("a") + n - 27)
+        lines.append(size + base64.b85encode(chunk, pad=True).decode("ascii") + "\n")
+    return "GIT binary patch\n" + "".join(lines) + "\n"
+
+
+def git_patch(
+    old: bytes | str | None,
+    new: bytes | str | None,
+    *,
+    old_name: str | None = None,
+    new_name: str | None = None,
+    old_mode: int = REGULAR_MODE,
+    new_mode: int | None = None,
+    copy: bool = False,
+    context: int = 3,
+    src_prefix: str = "a/",
+    dst_prefix: str = "b/",
+) -> str:
+    """One file's section of a git patch (`diff --git` …) that `git apply` accepts; "" if unchanged.
+
+    `old=None` is an added file, `new=None` a deleted one. Different names make a rename
+    (`copy=True`: a copy). Text content gives `@@` hunks; binary content (see `is_binary`)
+    gives a `GIT binary patch` literal with full index ids, which git applies anywhere.
+    Names are written after the prefixes as given; pass prefixes "" for absolute names.
+    """
+    if old is None and new is None:
+        raise ValueError("git_patch needs at least one side")
+    old_name = old_name if old_name is not None else new_name
+    new_name = new_name if new_name is not None else old_name
+    if old_name is None or new_name is None:
+        raise ValueError("git_patch needs a file name")
+    new_mode = old_mode if new_mode is None else new_mode
+    old_b = None if old is None else _as_bytes(old)
+    new_b = None if new is None else _as_bytes(new)
+    src, dst = src_prefix + old_name, dst_prefix + new_name
+    moved = old_b is not None and new_b is not None and old_name != new_name
+    changed = old_b != new_b
+    if not (moved or changed or old_mode != new_mode):
+        return ""
+    head = [f"diff --git {quote_path(src)} {quote_path(dst)}\n"]
+    if old_b is None:
+        head.append(f"new file mode {new_mode:06o}\n")
+    elif new_b is None:
+        head.append(f"deleted file mode {old_mode:06o}\n")
+    elif old_mode != new_mode:
+        head.append(f"old mode {old_mode:06o}\nnew mode {new_mode:06o}\n")
+    if moved:
+        verb = "copy" if copy else "rename"
+        if not changed:
+            head.append("similarity index 100%\n")
+        head.append(f"{verb} from {quote_path(old_name)}\n{verb} to {quote_path(new_name)}\n")
+    if old_b is None or new_b is None or changed:
+        same_mode = new_mode if old_mode == new_mode else None
+        head.append(_content_part(old_b, new_b, src, dst, same_mode, context))
+    return "".join(head)
+
+
+def _content_part(
+    old: bytes | None, new: bytes | None, src: str, dst: str, mode: int | None, context: int
+) -> str:
+    """The `index` line and the hunks (or binary literal) of one file section."""
+    old_b, new_b = old or b"", new or b""
+    binary = is_binary(old_b) or is_binary(new_b)
+    old_id = blob_id(old_b) if old is not None else _NULL_ID
+    new_id = blob_id(new_b) if new is not None else _NULL_ID
+    if not binary:
+        old_id, new_id = old_id[:7], new_id[:7]
+    mode_part = "" if mode is None or old is None or new is None else f" {mode:06o}"
+    index = f"index {old_id}..{new_id}{mode_part}\n"
+    if binary:
+        return index + _binary_literal(new_b)
+    hunks = _hunk_text(old_b, new_b, context)
+    if not hunks:  # an added or deleted empty file has no hunks and no ---/+++ lines
+        return index
+    a_name = None if old is None else src
+    b_name = None if new is None else dst
+    return index + _file_line("---", a_name) + _file_line("+++", b_name) + hunks
