@@ -52,7 +52,7 @@ def _to_bytes(text: str | bytes) -> bytes:
 
 
 def _leading_int(s: bytes, i: int) -> tuple[int, int] | None:
-    """Go's leadingInt: the value of the digits at `i` and the index after them; None on overflow."""
+    """Go's leadingInt: the digits' value at `i` and the index after them; None on overflow."""
     x = 0
     while i < len(s) and s[i] in _DIGITS:
         if x > _LIMIT // 10:
@@ -65,7 +65,7 @@ def _leading_int(s: bytes, i: int) -> tuple[int, int] | None:
 
 
 def _leading_fraction(s: bytes, i: int) -> tuple[int, float, int]:
-    """Go's leadingFraction: digits, float scale, next index; stops gaining precision on overflow."""
+    """Go's leadingFraction: digits, scale, next index; on overflow it stops gaining precision."""
     x = 0
     scale = 1.0
     overflow = False
@@ -84,6 +84,46 @@ def _leading_fraction(s: bytes, i: int) -> tuple[int, float, int]:
     return x, scale, i
 
 
+def _term(s: bytes, i: int, orig: bytes) -> tuple[int, int]:
+    """One `[0-9]*(.[0-9]*)?unit` term starting at `i`: its nanoseconds and the index after it."""
+    invalid = DurationError(f"time: invalid duration {go_quote(orig)}")
+    if not (s[i] == 0x2E or s[i] in _DIGITS):
+        raise invalid
+    leading = _leading_int(s, i)
+    if leading is None:
+        raise invalid
+    v, after = leading
+    pre = after != i
+    i = after
+    f, scale, post = 0, 1.0, False
+    if i < len(s) and s[i] == 0x2E:
+        f, scale, after = _leading_fraction(s, i + 1)
+        post = after != i + 1
+        i = after
+    if not pre and not post:
+        raise invalid
+    unit_start = i
+    while i < len(s) and not (s[i] == 0x2E or s[i] in _DIGITS):
+        i += 1
+    if i == unit_start:
+        raise DurationError(f"time: missing unit in duration {go_quote(orig)}")
+    unit_text = s[unit_start:i]
+    unit = _UNITS.get(unit_text)
+    if unit is None:
+        raise DurationError(
+            f"time: unknown unit {go_quote(unit_text)} in duration {go_quote(orig)}"
+        )
+    if v > _LIMIT // unit:
+        raise invalid
+    v *= unit
+    if f > 0:
+        # Go scales in float64 and truncates on the conversion back to uint64.
+        v += int(float(f) * (float(unit) / scale))
+        if v > _LIMIT:
+            raise invalid
+    return v, i
+
+
 def parse_go_duration(text: str | bytes) -> int:
     """Parse a Go duration string into nanoseconds exactly as Go's `time.ParseDuration` does."""
     orig = _to_bytes(text)
@@ -100,41 +140,7 @@ def parse_go_duration(text: str | bytes) -> int:
     d = 0
     i = 0
     while i < len(s):
-        if not (s[i] == 0x2E or s[i] in _DIGITS):
-            raise invalid
-        start = i
-        leading = _leading_int(s, i)
-        if leading is None:
-            raise invalid
-        v, i = leading
-        pre = i != start
-        f, scale, post = 0, 1.0, False
-        if i < len(s) and s[i] == 0x2E:
-            i += 1
-            frac_start = i
-            f, scale, i = _leading_fraction(s, i)
-            post = i != frac_start
-        if not pre and not post:
-            raise invalid
-        unit_start = i
-        while i < len(s) and not (s[i] == 0x2E or s[i] in _DIGITS):
-            i += 1
-        if i == unit_start:
-            raise DurationError(f"time: missing unit in duration {go_quote(orig)}")
-        unit_text = s[unit_start:i]
-        unit = _UNITS.get(unit_text)
-        if unit is None:
-            raise DurationError(
-                f"time: unknown unit {go_quote(unit_text)} in duration {go_quote(orig)}"
-            )
-        if v > _LIMIT // unit:
-            raise invalid
-        v *= unit
-        if f > 0:
-            # Go scales in float64 and truncates on conversion back to uint64.
-            v += int(float(f) * (float(unit) / scale))
-            if v > _LIMIT:
-                raise invalid
+        v, i = _term(s, i, orig)
         # uint64 addition: 2^63 + 2^63 wraps to 0 in Go, and so it does here.
         d = (d + v) & _UINT64
         if d > _LIMIT:
