@@ -1,0 +1,304 @@
+"""Attribution: old/new symbols and a line diff -> the symbol changes of one file change.
+
+The rules are SPEC.md's "Change records"; the decisions the spec leaves open are written down
+in docs/attribution.md. Everything here is pure: bytes and Symbols in, SymbolChanges out.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from symdiff.linediff import LineDiff, diff_lines
+from symdiff.model import Symbol, SymbolChange, SymbolChangeType
+
+__all__ = ["attribute", "symbol_changes"]
+
+# Pairing prefers identical content over nearness; nearness is counted in lines, so any
+# content match outweighs any distance a real file can have.
+_CONTENT_MISMATCH_COST = 1 << 40
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One version of a file: its symbols and, per symbol, the text used for comparison."""
+
+    symbols: tuple[Symbol, ...]
+    own: tuple[tuple[bytes, ...], ...]
+    body: tuple[tuple[bytes, ...], ...]
+
+
+def symbol_changes(
+    language: str | None, old: bytes | None, new: bytes | None
+) -> list[SymbolChange]:
+    """Extract both versions of a file, diff them and attribute the changes to symbols.
+
+    `None` for a side means the file is absent there: every symbol of the other side is then
+    added (or removed). A language symdiff does not parse yields no symbol changes.
+    """
+    if language is None or old == new:
+        return []
+    from symdiff.extract import extract  # the extractor imports tree-sitter; keep this module light
+
+    old_symbols = extract(language, old) if old is not None else []
+    new_symbols = extract(language, new) if new is not None else []
+    old_source = old if old is not None else b""
+    new_source = new if new is not None else b""
+    return attribute(
+        old_symbols, new_symbols, old_source, new_source, diff_lines(old_source, new_source)
+    )
+
+
+def attribute(
+    old_symbols: Sequence[Symbol],
+    new_symbols: Sequence[Symbol],
+    old_source: bytes,
+    new_source: bytes,
+    diff: LineDiff,
+) -> list[SymbolChange]:
+    """Attribute the change from `old_source` to `new_source` to the symbols of both versions."""
+    old = _side(old_symbols, old_source)
+    new = _side(new_symbols, new_source)
+    to_new_line = _line_mapper(diff)
+    pairs = _match(old, new, to_new_line)
+    renames = _renames(old, new, pairs)
+
+    changes: list[SymbolChange] = []
+    matched_old = set(pairs)
+    matched_new = set(pairs.values())
+    for i, j in pairs.items():
+        kind = _pair_change(old, new, i, j)
+        if kind is not None:
+            changes.append(_record(new.symbols[j], kind))
+    for j, sym in enumerate(new.symbols):
+        if j not in matched_new:
+            source = renames.get(("new", j))
+            changes.append(_record(sym, SymbolChangeType.ADDED, renamed_from=source))
+    for i, sym in enumerate(old.symbols):
+        if i not in matched_old:
+            target = renames.get(("old", i))
+            changes.append(_record(sym, SymbolChangeType.REMOVED, renamed_to=target))
+    changes.sort(key=_order)
+    return changes
+
+
+def _order(change: SymbolChange) -> tuple[int, int, int, str]:
+    """By start line; at one line the outer definition first, and a removal before the rest."""
+    removed_first = 0 if change.change_type is SymbolChangeType.REMOVED else 1
+    return (change.start_line, -change.end_line, removed_first, change.name)
+
+
+def _record(
+    sym: Symbol,
+    change_type: SymbolChangeType,
+    *,
+    renamed_from: str | None = None,
+    renamed_to: str | None = None,
+) -> SymbolChange:
+    return SymbolChange(
+        name=sym.name,
+        kind=sym.kind,
+        change_type=change_type,
+        start_line=sym.start_line,
+        end_line=sym.end_line,
+        renamed_from=renamed_from,
+        renamed_to=renamed_to,
+    )
+
+
+def _pair_change(old: _Side, new: _Side, i: int, j: int) -> SymbolChangeType | None:
+    """The change type of a matched pair, or None when it is unchanged (or merely moved)."""
+    if old.symbols[i].signature != new.symbols[j].signature:
+        return SymbolChangeType.SIGNATURE_CHANGED
+    if old.own[i] != new.own[j]:
+        return SymbolChangeType.MODIFIED
+    return None
+
+
+# --- the text of a symbol ---------------------------------------------------------------------
+
+
+def _side(symbols: Sequence[Symbol], source: bytes) -> _Side:
+    """Index one version: each symbol's own lines and its body, normalised for comparison."""
+    lines = source.split(b"\n")
+    owner = _owners(symbols, len(lines))
+    own_lines: list[list[int]] = [[] for _ in symbols]
+    for line_no, idx in enumerate(owner, start=1):
+        if idx >= 0:
+            own_lines[idx].append(line_no)
+    own = tuple(_normalise(lines, nums) for nums in own_lines)
+    body = tuple(
+        _normalise(lines, range(s.header_end_line + 1, s.end_line + 1)) for s in symbols
+    )
+    return _Side(tuple(symbols), own, body)
+
+
+def _owners(symbols: Sequence[Symbol], line_count: int) -> list[int]:
+    """For every line (index 0 = line 1), the index of the innermost symbol holding it, or -1.
+
+    Innermost = the latest-starting enclosing span; among equal spans, the deeper-named one.
+    """
+    owner = [-1] * line_count
+    order = sorted(
+        range(len(symbols)),
+        key=lambda k: (
+            symbols[k].start_line,
+            -symbols[k].end_line,
+            symbols[k].name.count(".") + symbols[k].name.count("::"),
+        ),
+    )
+    # Painting outer spans first and inner spans after leaves every line to its innermost symbol.
+    for k in order:
+        sym = symbols[k]
+        lo = max(sym.start_line, 1) - 1
+        hi = min(sym.end_line, line_count)
+        owner[lo:hi] = [k] * max(hi - lo, 0)
+    return owner
+
+
+def _normalise(lines: Sequence[bytes], numbers: Iterable[int]) -> tuple[bytes, ...]:
+    """The non-blank lines among `numbers`, without line ends and common indentation."""
+    picked = [
+        lines[n - 1].rstrip(b"\r")
+        for n in numbers
+        if 0 < n <= len(lines) and lines[n - 1].strip()
+    ]
+    if not picked:
+        return ()
+    indent = min(len(ln) - len(ln.lstrip(b" \t")) for ln in picked)
+    # Only a prefix that all lines share is removed, so tabs and spaces never get confused.
+    prefix = picked[0][:indent]
+    while prefix and not all(ln.startswith(prefix) for ln in picked):
+        prefix = prefix[:-1]
+    return tuple(ln[len(prefix) :] for ln in picked)
+
+
+# --- matching old symbols to new ones ---------------------------------------------------------
+
+
+def _line_mapper(diff: LineDiff) -> Callable[[int], int]:
+    """Map an old line number to where it sits in the new version (by the diff's alignment)."""
+    starts = [h.old_start if h.old_count else h.old_start + 1 for h in diff.hunks]
+    hunks = diff.hunks
+
+    def to_new(line: int) -> int:
+        k = bisect.bisect_right(starts, line) - 1
+        if k < 0:
+            return line
+        h = hunks[k]
+        if h.old_count and line < h.old_start + h.old_count:
+            return h.new_start  # a removed line sits where its replacement begins
+        old_end = h.old_start + h.old_count if h.old_count else h.old_start + 1
+        new_end = h.new_start + h.new_count if h.new_count else h.new_start + 1
+        return line - old_end + new_end
+
+    return to_new
+
+
+def _match(old: _Side, new: _Side, to_new_line: Callable[[int], int]) -> dict[int, int]:
+    """Pair old symbols with new ones: first by (name, kind, signature), then by (name, kind)."""
+    pairs: dict[int, int] = {}
+    for key in (_exact_key, _name_key):
+        olds = _group((i for i in range(len(old.symbols)) if i not in pairs), old.symbols, key)
+        taken = set(pairs.values())
+        news = _group((j for j in range(len(new.symbols)) if j not in taken), new.symbols, key)
+        for k, old_ids in olds.items():
+            new_ids = news.get(k)
+            if new_ids:
+                pairs.update(_align(old_ids, new_ids, old, new, to_new_line))
+    return pairs
+
+
+def _exact_key(sym: Symbol) -> Hashable:
+    return (sym.name, sym.kind, sym.signature)
+
+
+def _name_key(sym: Symbol) -> Hashable:
+    return (sym.name, sym.kind)
+
+
+def _group(
+    ids: Iterable[int], symbols: Sequence[Symbol], key: Callable[[Symbol], Hashable]
+) -> dict[Hashable, list[int]]:
+    groups: dict[Hashable, list[int]] = defaultdict(list)
+    for i in ids:
+        groups[key(symbols[i])].append(i)
+    return groups
+
+
+def _align(
+    old_ids: Sequence[int],
+    new_ids: Sequence[int],
+    old: _Side,
+    new: _Side,
+    to_new_line: Callable[[int], int],
+) -> dict[int, int]:
+    """Order-preserving pairing of same-keyed symbols: as many pairs as possible, then the
+    cheapest (identical text first, then nearest once old lines are mapped to new ones)."""
+    old_ids = sorted(old_ids, key=lambda i: old.symbols[i].start_line)
+    new_ids = sorted(new_ids, key=lambda j: new.symbols[j].start_line)
+    if len(old_ids) == len(new_ids):
+        return dict(zip(old_ids, new_ids, strict=True))
+
+    def cost(i: int, j: int) -> int:
+        mismatch = 0 if old.body[i] == new.body[j] else _CONTENT_MISMATCH_COST
+        return mismatch + abs(to_new_line(old.symbols[i].start_line) - new.symbols[j].start_line)
+
+    # best[a][b]: (-pairs, cost) for the first a old and first b new symbols.
+    n, m = len(old_ids), len(new_ids)
+    best = [[(0, 0)] * (m + 1) for _ in range(n + 1)]
+    for a in range(1, n + 1):
+        for b in range(1, m + 1):
+            pairs_, cost_ = best[a - 1][b - 1]
+            take = (pairs_ - 1, cost_ + cost(old_ids[a - 1], new_ids[b - 1]))
+            best[a][b] = min(take, best[a - 1][b], best[a][b - 1])
+    out: dict[int, int] = {}
+    a, b = n, m
+    while a and b:
+        if best[a][b] == best[a - 1][b]:
+            a -= 1
+        elif best[a][b] == best[a][b - 1]:
+            b -= 1
+        else:
+            out[old_ids[a - 1]] = new_ids[b - 1]
+            a, b = a - 1, b - 1
+    return out
+
+
+def _renames(old: _Side, new: _Side, pairs: dict[int, int]) -> dict[tuple[str, int], str]:
+    """Unmatched old/new symbols of one kind whose bodies are the same non-empty text.
+
+    Only an unambiguous body (one removed and one added symbol carry it) counts, so trivial
+    bodies such as `pass` never pair up by chance.
+    """
+    matched_new = set(pairs.values())
+    removed = _group(
+        (i for i in range(len(old.symbols)) if i not in pairs and old.body[i]),
+        old.symbols,
+        lambda s: s.kind,
+    )
+    added = _group(
+        (j for j in range(len(new.symbols)) if j not in matched_new and new.body[j]),
+        new.symbols,
+        lambda s: s.kind,
+    )
+    out: dict[tuple[str, int], str] = {}
+    for kind, old_ids in removed.items():
+        by_body_old = _group_by_body(old_ids, old)
+        by_body_new = _group_by_body(added.get(kind, []), new)
+        for body, olds in by_body_old.items():
+            news = by_body_new.get(body, [])
+            if len(olds) == 1 and len(news) == 1:
+                i, j = olds[0], news[0]
+                out[("old", i)] = new.symbols[j].name
+                out[("new", j)] = old.symbols[i].name
+    return out
+
+
+def _group_by_body(ids: Iterable[int], side: _Side) -> dict[tuple[bytes, ...], list[int]]:
+    groups: dict[tuple[bytes, ...], list[int]] = defaultdict(list)
+    for i in ids:
+        groups[side.body[i]].append(i)
+    return groups

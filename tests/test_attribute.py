@@ -1,0 +1,307 @@
+"""Attribution rules, one test per rule on hand-built symbols, then golden pairs through extraction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from symdiff.attribute import attribute, symbol_changes
+from symdiff.linediff import diff_lines
+from symdiff.model import Symbol, SymbolChange, SymbolChangeType
+
+ADDED = SymbolChangeType.ADDED
+REMOVED = SymbolChangeType.REMOVED
+MODIFIED = SymbolChangeType.MODIFIED
+SIG = SymbolChangeType.SIGNATURE_CHANGED
+
+FIXTURES = Path(__file__).parent / "fixtures" / "attribution"
+
+
+def sym(
+    name: str,
+    start: int,
+    end: int,
+    *,
+    kind: str = "function",
+    header_end: int | None = None,
+    sig: str = "def():",
+) -> Symbol:
+    parent = name.rpartition(".")[0] or None
+    return Symbol(name, kind, start, end, header_end or start, sig, parent)
+
+
+def run(
+    old_symbols: list[Symbol], new_symbols: list[Symbol], old: str, new: str
+) -> list[tuple[str, str, int, int]]:
+    o, n = old.encode(), new.encode()
+    changes = attribute(old_symbols, new_symbols, o, n, diff_lines(o, n))
+    return [(c.name, c.change_type.value, c.start_line, c.end_line) for c in changes]
+
+
+F_OLD = "def f():\n    a = 1\n    return a\n"
+
+
+def test_unchanged_source_changes_nothing() -> None:
+    assert run([sym("f", 1, 3)], [sym("f", 1, 3)], F_OLD, F_OLD) == []
+
+
+def test_body_line_changed_in_place_is_modified() -> None:
+    new = "def f():\n    a = 2\n    return a\n"
+    assert run([sym("f", 1, 3)], [sym("f", 1, 3)], F_OLD, new) == [("f", "modified", 1, 3)]
+
+
+def test_line_removed_on_old_side_modifies_the_new_counterpart() -> None:
+    new = "def f():\n    return a\n"
+    assert run([sym("f", 1, 3)], [sym("f", 1, 2)], F_OLD, new) == [("f", "modified", 1, 2)]
+
+
+def test_start_line_moved_is_not_modified() -> None:
+    old = "x = 1\n\n" + F_OLD
+    new = "import os\nimport sys\nx = 1\n\n" + F_OLD
+    assert run([sym("f", 3, 5)], [sym("f", 5, 7)], old, new) == []
+
+
+def test_blank_lines_added_or_removed_modify_nothing() -> None:
+    new = "def f():\n\n    a = 1\n\n\n    return a\n"
+    assert run([sym("f", 1, 3)], [sym("f", 1, 6)], F_OLD, new) == []
+    assert run([sym("f", 1, 6)], [sym("f", 1, 3)], new, F_OLD) == []
+
+
+def test_whitespace_only_line_counts_as_blank() -> None:
+    new = "def f():\n    a = 1\n    \t \n    return a\n"
+    assert run([sym("f", 1, 3)], [sym("f", 1, 4)], F_OLD, new) == []
+
+
+def test_comment_line_counts() -> None:
+    new = "def f():\n    a = 1\n    # why: a is one\n    return a\n"
+    assert run([sym("f", 1, 3)], [sym("f", 1, 4)], F_OLD, new) == [("f", "modified", 1, 4)]
+
+
+def test_docstring_change_is_modified() -> None:
+    old = 'def f():\n    """Old."""\n    return 1\n'
+    new = 'def f():\n    """New."""\n    return 1\n'
+    assert run([sym("f", 1, 3)], [sym("f", 1, 3)], old, new) == [("f", "modified", 1, 3)]
+
+
+NESTED = "def outer():\n    x = 1\n    def inner():\n        return 2\n    return inner\n"
+
+
+def nested_syms() -> list[Symbol]:
+    return [sym("outer", 1, 5), sym("outer.inner", 3, 4)]
+
+
+def test_nested_change_belongs_to_the_innermost_symbol_only() -> None:
+    new = NESTED.replace("return 2", "return 3")
+    assert run(nested_syms(), nested_syms(), NESTED, new) == [("outer.inner", "modified", 3, 4)]
+
+
+def test_container_reported_for_its_own_lines_only() -> None:
+    new = NESTED.replace("x = 1", "x = 5")
+    assert run(nested_syms(), nested_syms(), NESTED, new) == [("outer", "modified", 1, 5)]
+
+
+def test_adding_a_method_does_not_modify_its_class() -> None:
+    old = "class A:\n    def m(self):\n        pass\n"
+    new = old + "    def n(self):\n        return 1\n"
+    olds = [sym("A", 1, 3, kind="class"), sym("A.m", 2, 3, kind="method")]
+    news = [*olds[:1], sym("A.m", 2, 3, kind="method"), sym("A.n", 4, 5, kind="method")]
+    news[0] = sym("A", 1, 5, kind="class")
+    assert run(olds, news, old, new) == [("A.n", "added", 4, 5)]
+
+
+def test_removed_symbol_reports_old_side_lines() -> None:
+    old = "def f():\n    return 1\n\ndef g():\n    return 2\n"
+    new = "def g():\n    return 2\n"
+    got = run([sym("f", 1, 2), sym("g", 4, 5)], [sym("g", 1, 2)], old, new)
+    assert got == [("f", "removed", 1, 2)]
+
+
+def test_signature_change_wins_over_body_change() -> None:
+    old = "def f(a):\n    return a\n"
+    new = "def f(a, b):\n    return a + b\n"
+    got = run([sym("f", 1, 2, sig="def(a):")], [sym("f", 1, 2, sig="def(a,b):")], old, new)
+    assert got == [("f", "signature_changed", 1, 2)]
+
+
+def test_decorator_only_edit_is_signature_changed() -> None:
+    old = "@cache\ndef f():\n    return 1\n"
+    new = "@cache(maxsize=2)\ndef f():\n    return 1\n"
+    olds = [sym("f", 1, 3, header_end=2, sig="@cache def():")]
+    news = [sym("f", 1, 3, header_end=2, sig="@cache(maxsize=2) def():")]
+    assert run(olds, news, old, new) == [("f", "signature_changed", 1, 3)]
+
+
+def test_header_reformatted_with_equal_signature_is_modified_not_signature_changed() -> None:
+    old = "def f(a,b):\n    return a\n"
+    new = "def f(a, b):\n    return a\n"
+    got = run([sym("f", 1, 2, sig="def(a,b):")], [sym("f", 1, 2, sig="def(a,b):")], old, new)
+    assert got == [("f", "modified", 1, 2)]
+
+
+def test_one_liner_body_change_is_modified() -> None:
+    old, new = "def f(): return 1\n", "def f(): return 2\n"
+    assert run([sym("f", 1, 1)], [sym("f", 1, 1)], old, new) == [("f", "modified", 1, 1)]
+
+
+OVERLOADS = "int f(int a) {\n  return a;\n}\nint f(char *s) {\n  return 0;\n}\n"
+
+
+def overloads(second_sig: str = "(char*s)") -> list[Symbol]:
+    return [sym("f", 1, 3, sig="int(int a)"), sym("f", 4, 6, sig="int" + second_sig)]
+
+
+def test_overloads_never_collapse() -> None:
+    new = OVERLOADS.replace("return 0;", "return 1;")
+    assert run(overloads(), overloads(), OVERLOADS, new) == [("f", "modified", 4, 6)]
+
+
+def test_overload_removed_is_the_one_whose_signature_disappeared() -> None:
+    # The first overload goes; a positional pairing would call the second one removed.
+    new = "int f(char *s) {\n  return 0;\n}\n"
+    got = run(overloads(), [sym("f", 1, 3, sig="int(char*s)")], OVERLOADS, new)
+    assert got == [("f", "removed", 1, 3)]
+
+
+def test_overload_signature_change_pairs_with_the_leftover() -> None:
+    new = OVERLOADS.replace("char *s", "long s")
+    got = run(overloads(), overloads("(long s)"), OVERLOADS, new)
+    assert got == [("f", "signature_changed", 4, 6)]
+
+
+def test_same_named_definitions_pair_by_position() -> None:
+    old = "if X:\n    def f():\n        return 1\nelse:\n    def f():\n        return 2\n"
+    new = old.replace("return 2", "return 3")
+    olds = [sym("f", 2, 3), sym("f", 5, 6)]
+    assert run(olds, list(olds), old, new) == [("f", "modified", 5, 6)]
+
+
+def test_duplicate_inserted_between_identical_definitions_is_the_one_added() -> None:
+    block = "def f():\n    return 1\n"
+    old = block + "x = 1\n" + block
+    new = block + "x = 1\n" + block + "y = 2\n" + "def f():\n    return 9\n"
+    olds = [sym("f", 1, 2), sym("f", 4, 5)]
+    news = [sym("f", 1, 2), sym("f", 4, 5), sym("f", 7, 8)]
+    assert run(olds, news, old, new) == [("f", "added", 7, 8)]
+
+
+def test_same_name_in_different_classes_is_distinct() -> None:
+    old = "class A:\n    def __init__(self):\n        pass\nclass B:\n    def __init__(self):\n        pass\n"
+    new = old[: old.rindex("pass")] + "self.x = 1\n"
+    olds = [
+        sym("A", 1, 3, kind="class"),
+        sym("A.__init__", 2, 3, kind="method"),
+        sym("B", 4, 6, kind="class"),
+        sym("B.__init__", 5, 6, kind="method"),
+    ]
+    assert run(olds, list(olds), old, new) == [("B.__init__", "modified", 5, 6)]
+
+
+def test_moved_definition_is_not_modified() -> None:
+    f = "def f():\n    return 1\n"
+    g = "def g():\n    return 2\n"
+    got = run([sym("f", 1, 2), sym("g", 3, 4)], [sym("g", 1, 2), sym("f", 3, 4)], f + g, g + f)
+    assert got == []
+
+
+def test_reindented_definition_is_not_modified() -> None:
+    old = "def f():\n    return 1\n"
+    new = "if X:\n    def f():\n        return 1\n"
+    assert run([sym("f", 1, 2)], [sym("f", 2, 3)], old, new) == []
+
+
+def test_content_decides_even_where_the_diff_aligns_lines_across_symbols() -> None:
+    # The diff keeps `x = 1` of g as f's new second line: only g's header line "changed".
+    old = "def f():\n    x = 1\ndef g():\n    x = 1\n"
+    new = "def f():\n    x = 1\n    x = 1\n"
+    got = run([sym("f", 1, 2), sym("g", 3, 4)], [sym("f", 1, 3)], old, new)
+    assert got == [("f", "modified", 1, 3), ("g", "removed", 3, 4)]
+
+
+def test_rename_with_same_body_links_both_records() -> None:
+    old = "def f(a):\n    b = a * 2\n    return b\n"
+    new = "def g(a):\n    b = a * 2\n    return b\n"
+    o, n = old.encode(), new.encode()
+    got = attribute([sym("f", 1, 3)], [sym("g", 1, 3)], o, n, diff_lines(o, n))
+    assert got == [
+        SymbolChange("f", "function", REMOVED, 1, 3, renamed_to="g"),
+        SymbolChange("g", "function", ADDED, 1, 3, renamed_from="f"),
+    ]
+
+
+def test_rename_needs_the_same_body() -> None:
+    old = "def f(a):\n    return a\n"
+    new = "def g(a):\n    return a + 1\n"
+    o, n = old.encode(), new.encode()
+    got = attribute([sym("f", 1, 2)], [sym("g", 1, 2)], o, n, diff_lines(o, n))
+    assert all(c.renamed_from is None and c.renamed_to is None for c in got)
+    assert [c.change_type for c in got] == [REMOVED, ADDED]
+
+
+def test_ambiguous_trivial_bodies_are_not_called_renames() -> None:
+    old = "def a():\n    pass\ndef b():\n    pass\n"
+    new = "def c():\n    pass\ndef d():\n    pass\n"
+    o, n = old.encode(), new.encode()
+    olds, news = [sym("a", 1, 2), sym("b", 3, 4)], [sym("c", 1, 2), sym("d", 3, 4)]
+    got = attribute(olds, news, o, n, diff_lines(o, n))
+    assert len(got) == 4
+    assert all(c.renamed_from is None and c.renamed_to is None for c in got)
+
+
+def test_output_is_ordered_by_reported_start_line() -> None:
+    old = "def a():\n    return 1\n" * 1 + "def b():\n    return 2\n"
+    new = "def z():\n    return 0\ndef b():\n    return 3\n"
+    got = run([sym("a", 1, 2), sym("b", 3, 4)], [sym("z", 1, 2), sym("b", 3, 4)], old, new)
+    assert got == [("a", "removed", 1, 2), ("z", "added", 1, 2), ("b", "modified", 3, 4)]
+
+
+def test_outer_before_inner_at_the_same_start_line() -> None:
+    new = "class A:\n    def m(self): pass\n"
+    news = [sym("A", 1, 2, kind="class"), sym("A.m", 2, 2, kind="method")]
+    got = run([], news, "", new)
+    assert got == [("A", "added", 1, 2), ("A.m", "added", 2, 2)]
+
+
+# --- the convenience entry point, through real extraction --------------------------------------
+
+
+def test_file_added_makes_every_symbol_added() -> None:
+    src = b"class A:\n    def m(self):\n        pass\n\ndef f():\n    return 1\n"
+    got = [(c.name, c.change_type) for c in symbol_changes("python", None, src)]
+    assert got == [("A", ADDED), ("A.m", ADDED), ("f", ADDED)]
+
+
+def test_file_deleted_makes_every_symbol_removed() -> None:
+    src = b"def f():\n    return 1\n"
+    got = symbol_changes("python", src, None)
+    assert [(c.name, c.change_type, c.start_line) for c in got] == [("f", REMOVED, 1)]
+
+
+def test_unparsed_language_yields_nothing() -> None:
+    assert symbol_changes(None, b"a\n", b"b\n") == []
+    assert symbol_changes("no-such-language", b"a\n", b"b\n") == []
+
+
+def test_real_python_decorator_and_nested_edits() -> None:
+    old = b"@dec\ndef f(a):\n    def g():\n        return 1\n    return g\n"
+    new = b"@dec(1)\ndef f(a):\n    def g():\n        return 2\n    return g\n"
+    got = [(c.name, c.change_type) for c in symbol_changes("python", old, new)]
+    assert got == [("f", SIG), ("f.g", MODIFIED)]
+
+
+# --- golden before/after pairs ------------------------------------------------------------------
+
+
+def _golden_cases() -> list[Path]:
+    return sorted(p for p in FIXTURES.glob("*/*") if p.is_dir()) if FIXTURES.exists() else []
+
+
+@pytest.mark.parametrize("case", _golden_cases(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_golden_pair(case: Path) -> None:
+    language = case.parent.name
+    before = next(case.glob("before.*"))
+    after = next(case.glob("after.*"))
+    expected = json.loads((case / "expected.json").read_text())
+    got = symbol_changes(language, before.read_bytes(), after.read_bytes())
+    assert [c.to_dict() for c in got] == expected
