@@ -1,4 +1,4 @@
-"""Attribution rules, one test per rule on hand-built symbols, then golden pairs through extraction."""
+"""Attribution: one test per rule on hand-built symbols, then golden pairs via extraction."""
 
 from __future__ import annotations
 
@@ -187,7 +187,8 @@ def test_duplicate_inserted_between_identical_definitions_is_the_one_added() -> 
 
 
 def test_same_name_in_different_classes_is_distinct() -> None:
-    old = "class A:\n    def __init__(self):\n        pass\nclass B:\n    def __init__(self):\n        pass\n"
+    init = "    def __init__(self):\n        pass\n"
+    old = "class A:\n" + init + "class B:\n" + init
     new = old[: old.rindex("pass")] + "self.x = 1\n"
     olds = [
         sym("A", 1, 3, kind="class"),
