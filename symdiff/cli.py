@@ -7,6 +7,7 @@ from typing import NoReturn
 
 import click
 
+from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
 
 
@@ -20,6 +21,75 @@ def fail(err: SymdiffError) -> NoReturn:
 @click.version_option(package_name="symdiff")
 def cli() -> None:
     """symdiff: what changed here recently, at the level of symbols."""
+
+
+db_option = click.option(
+    "--db", "db", metavar="URL", default=None,
+    help="SQLAlchemy database URL (default: $SYMDIFF_DB, else sqlite at ROOT/.symdiff/index.db).",
+)
+ignore_option = click.option(
+    "--ignore", "ignore", multiple=True, metavar="PATTERN",
+    help="Extra gitignore-style pattern to ignore (repeatable; also $SYMDIFF_IGNORE, comma-separated).",
+)
+test_option = click.option(
+    "--test-pattern", "test_patterns", multiple=True, metavar="PATTERN",
+    help="Extra gitignore-style pattern that marks test files (repeatable; `!pat` makes a path impl).",
+)
+
+
+@cli.command("index")
+@click.argument("root", required=False, type=click.Path(file_okay=False, exists=True))
+@db_option
+@ignore_option
+@test_option
+@click.option("--json", "as_json", is_flag=True, help="Print the pass's report as JSON.")
+def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
+              test_patterns: tuple[str, ...], as_json: bool) -> None:
+    """Run one reconcile pass over ROOT (default: .) and exit.
+
+    The first pass takes a baseline snapshot of every tracked file without recording `add`
+    changes; later passes record what was added, modified, deleted or renamed since.
+    """
+    from symdiff.api import index
+
+    settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns)
+    try:
+        report = index(settings, show_progress=not as_json)
+    except SymdiffError as err:
+        fail(err)
+    if as_json:
+        import json
+
+        click.echo(json.dumps({
+            "baseline": report.baseline, "scanned": report.scanned, "read": report.read,
+            "skipped": list(report.skipped), "seconds": round(report.seconds, 3),
+            "changes": [c.to_dict() for c in report.changes],
+        }, indent=2))
+        return
+    what = "baseline of" if report.baseline else "reconciled"
+    click.echo(f"{what} {report.scanned} files in {report.seconds:.2f}s: "
+               f"{len(report.changes)} changes recorded, {len(report.skipped)} skipped")
+
+
+@cli.group("db")
+def db_group() -> None:
+    """Database maintenance."""
+
+
+@db_group.command("upgrade")
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Workspace root whose default database to upgrade (default: .).")
+@db_option
+def db_upgrade_cmd(root: str | None, db: str | None) -> None:
+    """Create or upgrade the database schema to the newest migration."""
+    from symdiff.api import upgrade_database
+
+    settings = Settings.resolve(root, db=db)
+    try:
+        revision = upgrade_database(settings)
+    except SymdiffError as err:
+        fail(err)
+    click.echo(f"database at revision {revision}")
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""Alembic migrations of the symdiff schema, shipped inside the wheel as `symdiff.migrations`."""

@@ -1,0 +1,36 @@
+"""The Python API behind the adapters: plain functions over Settings that return plain data."""
+
+from __future__ import annotations
+
+from symdiff.config import Settings
+from symdiff.indexer import Progress, Report, reconcile
+from symdiff.store import Store
+
+
+def open_store(settings: Settings) -> Store:
+    """Open (and migrate) the workspace's database, creating the SQLite directory if needed."""
+    if settings.db_url.startswith("sqlite:///") and settings.db_url != "sqlite:///:memory:":
+        from pathlib import Path
+
+        Path(settings.db_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    return Store(settings.db_url)
+
+
+def upgrade_database(settings: Settings) -> str | None:
+    """Run pending migrations; returns the revision the database is at."""
+    from symdiff.store.migrate import head_revision
+
+    with open_store(settings):
+        return head_revision()
+
+
+def index(settings: Settings, *, show_progress: bool = False,
+          progress: Progress | None = None) -> Report:
+    """One reconcile pass over the workspace (a baseline on the first run)."""
+    with open_store(settings) as store:
+        if not show_progress:
+            return reconcile(store, settings, progress=progress)
+        from symdiff.progress import progress_bar
+
+        with progress_bar("indexing") as bar:
+            return reconcile(store, settings, progress=bar)

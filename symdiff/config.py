@@ -1,0 +1,74 @@
+"""Settings resolved in one place: explicit argument > SYMDIFF_* environment > default."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FILE_SIZE = 4 * 1024 * 1024
+STATE_DIR = ".symdiff"
+
+
+def _default_root(root: str | os.PathLike[str] | None) -> Path:
+    return Path(root if root is not None else os.environ.get("SYMDIFF_ROOT", ".")).resolve()
+
+
+def default_db_url(root: Path) -> str:
+    """SQLite at `<root>/.symdiff/index.db`."""
+    return f"sqlite:///{root / STATE_DIR / 'index.db'}"
+
+
+def _default_db(db: str | None, root: Path) -> str:
+    return db or os.environ.get("SYMDIFF_DB") or default_db_url(root)
+
+
+def _split_env(name: str) -> tuple[str, ...]:
+    raw = os.environ.get(name, "")
+    return tuple(p.strip() for p in raw.split(",") if p.strip())
+
+
+def _default_host(host: str | None) -> str:
+    return host or os.environ.get("SYMDIFF_HOST") or socket.gethostname()
+
+
+def _default_settle_ms(settle_ms: int | None) -> int:
+    if settle_ms is not None:
+        return settle_ms
+    return int(os.environ.get("SYMDIFF_SETTLE_MS", "40"))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a symdiff operation needs to know about its workspace."""
+
+    root: Path
+    db_url: str
+    host: str
+    ignore: tuple[str, ...] = ()
+    test_patterns: tuple[str, ...] = ()
+    max_file_size: int = MAX_FILE_SIZE
+    settle_ms: int = 40
+
+    @classmethod
+    def resolve(
+        cls,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        db: str | None = None,
+        host: str | None = None,
+        ignore: tuple[str, ...] = (),
+        test_patterns: tuple[str, ...] = (),
+        settle_ms: int | None = None,
+    ) -> Settings:
+        """Build Settings; `None` means "ask the environment, then the default"."""
+        r = _default_root(root)
+        return cls(
+            root=r,
+            db_url=_default_db(db, r),
+            host=_default_host(host),
+            ignore=ignore + _split_env("SYMDIFF_IGNORE"),
+            test_patterns=test_patterns + _split_env("SYMDIFF_TEST_PATTERNS"),
+            settle_ms=_default_settle_ms(settle_ms),
+        )

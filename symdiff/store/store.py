@@ -1,0 +1,365 @@
+"""The Store: the only code that writes SQL. Snapshots, file states, change records."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from symdiff.errors import StoreError
+from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.store import tables as t
+from symdiff.store.blobs import Blob, unpack
+from symdiff.store.migrate import upgrade
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """One watched tree on one machine."""
+
+    id: int
+    root: str
+    host: str
+    baseline_done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What a tracked file looked like when last seen."""
+
+    path: str
+    blob_hash: str
+    size: int
+    mtime_ns: int
+    checked_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Mutation:
+    """One atomic unit of indexing: new file states, removed ones, snapshots, and a record."""
+
+    upserts: tuple[FileState, ...] = ()
+    deletes: tuple[str, ...] = ()
+    blobs: tuple[Blob, ...] = ()
+    change: FileChange | None = None
+    touch_only: bool = field(default=False)
+
+
+def to_us(ts: datetime) -> int:
+    """Microseconds since the epoch, UTC."""
+    delta = ts.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_us(us: int) -> datetime:
+    """The UTC datetime of microseconds since the epoch."""
+    return datetime.fromtimestamp(us // 1_000_000, UTC).replace(microsecond=us % 1_000_000)
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    # Python's sqlite3 would open transactions on its own; we issue BEGIN ourselves.
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    # Writers take the write lock up front, so two writers queue on busy_timeout instead of
+    # failing with SQLITE_BUSY on a read-to-write upgrade; readers stay deferred (WAL).
+    mode = "IMMEDIATE" if conn.get_execution_options().get("symdiff_write") else "DEFERRED"
+    conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def make_engine(url: str) -> Engine:
+    """An engine with symdiff's connection rules (WAL, busy timeout, explicit BEGIN on SQLite)."""
+    if url.startswith("sqlite"):
+        memory = url in ("sqlite://", "sqlite:///:memory:")
+        kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]], keys: list[str]) -> None:
+    if not rows:
+        return
+    dialect = conn.dialect.name
+    if dialect == "sqlite":
+        conn.execute(sqlite.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
+    elif dialect == "postgresql":
+        conn.execute(postgresql.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
+    else:  # pragma: no cover - other dialects: check first
+        for row in rows:
+            if conn.execute(select(table).filter_by(**{k: row[k] for k in keys})).first() is None:
+                conn.execute(table.insert(), [row])
+
+
+def _upsert_files(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    cols = ("blob_hash", "size", "mtime_ns", "checked_ns")
+    dialect = conn.dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        ins = (sqlite if dialect == "sqlite" else postgresql).insert(t.files)
+        stmt = ins.on_conflict_do_update(
+            index_elements=["workspace_id", "path"], set_={c: ins.excluded[c] for c in cols}
+        )
+        conn.execute(stmt, rows)
+        return
+    for row in rows:  # pragma: no cover - other dialects
+        conn.execute(
+            delete(t.files).where(
+                t.files.c.workspace_id == row["workspace_id"], t.files.c.path == row["path"]
+            )
+        )
+        conn.execute(t.files.insert(), [row])
+
+
+class Store:
+    """A symdiff database. Opening it runs pending migrations."""
+
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        self.url = url
+        try:
+            self.engine = make_engine(url)
+            if migrate:
+                with self.engine.connect() as conn:
+                    upgrade(conn)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+    @property
+    def safe_url(self) -> str:
+        """The URL without its password."""
+        return self.engine.url.render_as_string(hide_password=True) if hasattr(self, "engine") \
+            else self.url
+
+    def close(self) -> None:
+        """Release every connection."""
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        try:
+            with self.engine.connect().execution_options(symdiff_write=True) as conn, \
+                    conn.begin():
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"write failed: {str(exc).splitlines()[0]}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except SQLAlchemyError as exc:
+            raise StoreError(f"read failed: {str(exc).splitlines()[0]}") from exc
+
+    # -- workspaces -----------------------------------------------------------------------
+
+    def ensure_workspace(self, root: str, host: str) -> Workspace:
+        """The workspace for (root, host), created on first use."""
+        existing = self.find_workspace(root, host)
+        if existing is not None:
+            return existing
+        with self._write() as conn:
+            _insert_ignore(conn, t.workspaces, [{
+                "root": root, "host": host, "created_us": int(time.time() * 1e6),
+                "baseline_done": False,
+            }], ["root", "host"])
+        found = self.find_workspace(root, host)
+        assert found is not None
+        return found
+
+    def find_workspace(self, root: str, host: str) -> Workspace | None:
+        """The workspace for (root, host), if it exists."""
+        with self._read() as conn:
+            row = conn.execute(select(t.workspaces).where(
+                t.workspaces.c.root == root, t.workspaces.c.host == host)).first()
+        return None if row is None else Workspace(row.id, row.root, row.host, row.baseline_done)
+
+    def workspaces(self) -> list[Workspace]:
+        """Every workspace in the database."""
+        with self._read() as conn:
+            rows = conn.execute(select(t.workspaces).order_by(t.workspaces.c.id)).all()
+        return [Workspace(r.id, r.root, r.host, r.baseline_done) for r in rows]
+
+    def mark_baseline_done(self, workspace_id: int) -> None:
+        """Record that the first full snapshot of a workspace is complete."""
+        with self._write() as conn:
+            conn.execute(update(t.workspaces).where(t.workspaces.c.id == workspace_id)
+                         .values(baseline_done=True))
+
+    # -- file states and snapshots --------------------------------------------------------
+
+    def file_states(self, workspace_id: int, *, under: Sequence[str] | None = None
+                    ) -> dict[str, FileState]:
+        """Current state of tracked files, optionally only those at or under some paths."""
+        q = select(t.files).where(t.files.c.workspace_id == workspace_id)
+        out: dict[str, FileState] = {}
+        with self._read() as conn:
+            if under is None:
+                rows: Sequence[Any] = conn.execute(q).all()
+            else:
+                rows = []
+                for prefix in under:
+                    if not prefix:
+                        rows = conn.execute(q).all()
+                        break
+                    rows.extend(conn.execute(q.where(
+                        (t.files.c.path == prefix)
+                        | (func.substr(t.files.c.path, 1, len(prefix) + 1) == prefix + "/")
+                    )).all())
+        for r in rows:
+            out[r.path] = FileState(r.path, r.blob_hash, r.size, r.mtime_ns, r.checked_ns)
+        return out
+
+    def get_blob(self, digest: str) -> bytes | None:
+        """The bytes of a snapshot, or None when only its hash is kept (or it is unknown)."""
+        with self._read() as conn:
+            row = conn.execute(select(t.blobs.c.codec, t.blobs.c.data)
+                               .where(t.blobs.c.hash == digest)).first()
+        return None if row is None else unpack(row.codec, row.data)
+
+    def blob_info(self, digest: str) -> tuple[int, bool] | None:
+        """(size, binary) of a known snapshot."""
+        with self._read() as conn:
+            row = conn.execute(select(t.blobs.c.size, t.blobs.c.binary)
+                               .where(t.blobs.c.hash == digest)).first()
+        return None if row is None else (row.size, row.binary)
+
+    # -- the write path -------------------------------------------------------------------
+
+    def apply(self, workspace_id: int, mutations: Sequence[Mutation],
+              expected: Mapping[str, str | None] | None = None) -> list[Mutation]:
+        """Apply mutations in one transaction and return those applied.
+
+        With `expected` (path -> blob hash as the caller last saw it, None = untracked), a
+        mutation touching a path whose stored state no longer matches is skipped: another
+        writer recorded that change first, and recording it again would duplicate it.
+        """
+        if not mutations:
+            return []
+        with self._write() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(select(func.pg_advisory_xact_lock(workspace_id)))
+            if expected is not None:
+                mutations = self._still_valid(conn, workspace_id, mutations, expected)
+            blob_rows = {b.hash: {"hash": b.hash, "size": b.size, "binary": b.binary,
+                                  "codec": b.codec, "data": b.data}
+                         for m in mutations for b in m.blobs}
+            _insert_ignore(conn, t.blobs, list(blob_rows.values()), ["hash"])
+            for m in mutations:
+                for path in m.deletes:
+                    conn.execute(delete(t.files).where(t.files.c.workspace_id == workspace_id,
+                                                       t.files.c.path == path))
+            _upsert_files(conn, [{"workspace_id": workspace_id, "path": s.path,
+                                  "blob_hash": s.blob_hash, "size": s.size,
+                                  "mtime_ns": s.mtime_ns, "checked_ns": s.checked_ns}
+                                 for m in mutations for s in m.upserts])
+            for m in mutations:
+                if m.change is not None:
+                    self._insert_change(conn, workspace_id, m.change)
+        return list(mutations)
+
+    @staticmethod
+    def _still_valid(conn: Connection, workspace_id: int, mutations: Sequence[Mutation],
+                     expected: Mapping[str, str | None]) -> list[Mutation]:
+        paths = sorted(expected)
+        now: dict[str, str] = {}
+        for i in range(0, len(paths), 500):
+            rows = conn.execute(select(t.files.c.path, t.files.c.blob_hash).where(
+                t.files.c.workspace_id == workspace_id, t.files.c.path.in_(paths[i:i + 500])))
+            now.update({r.path: r.blob_hash for r in rows})
+        valid = []
+        for m in mutations:
+            touched = (*m.deletes, *(s.path for s in m.upserts))
+            if all(now.get(path) == expected.get(path) for path in touched):
+                valid.append(m)
+        return valid
+
+    @staticmethod
+    def _insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
+        res = conn.execute(t.changes.insert().values(
+            workspace_id=workspace_id, ts_us=to_us(c.timestamp), path=c.path,
+            old_path=c.old_path, change_type=c.change_type.value, lines_added=c.lines_added,
+            lines_removed=c.lines_removed, scope=c.scope.value, language=c.language,
+            old_hash=c.old_hash, new_hash=c.new_hash,
+        ))
+        change_id = int(res.inserted_primary_key[0])  # type: ignore[index]
+        if c.symbols:
+            conn.execute(t.symbol_changes.insert(), [{
+                "change_id": change_id, "ordinal": i, "name": s.name, "kind": s.kind,
+                "change_type": s.change_type.value, "start_line": s.start_line,
+                "end_line": s.end_line, "renamed_from": s.renamed_from, "renamed_to": s.renamed_to,
+            } for i, s in enumerate(c.symbols)])
+        return change_id
+
+    # -- the read path --------------------------------------------------------------------
+
+    def query_changes(self, *, workspace_ids: Sequence[int] | None, since: datetime,
+                      scope: Scope | None, limit: int) -> list[FileChange]:
+        """Changes at or after `since`, newest first, scope filtered before the limit."""
+        c = t.changes
+        q = select(c, t.workspaces.c.root).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)
+        q = q.where(c.c.ts_us >= to_us(since))
+        if workspace_ids is not None:
+            q = q.where(c.c.workspace_id.in_(list(workspace_ids)))
+        if scope is not None:
+            q = q.where(c.c.scope == scope.value)
+        q = q.order_by(c.c.ts_us.desc(), c.c.id.desc()).limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(q).all()
+            symbols = self._symbols_for(conn, [r.id for r in rows])
+        return [FileChange(
+            path=r.path, old_path=r.old_path, timestamp=from_us(r.ts_us),
+            change_type=ChangeType(r.change_type), lines_added=r.lines_added,
+            lines_removed=r.lines_removed, scope=Scope(r.scope), language=r.language,
+            symbols=tuple(symbols.get(r.id, ())), workspace=r.root, old_hash=r.old_hash,
+            new_hash=r.new_hash, id=r.id,
+        ) for r in rows]
+
+    @staticmethod
+    def _symbols_for(conn: Connection, change_ids: list[int]) -> dict[int, list[SymbolChange]]:
+        out: dict[int, list[SymbolChange]] = {}
+        if not change_ids:
+            return out
+        s = t.symbol_changes
+        rows = conn.execute(select(s).where(s.c.change_id.in_(change_ids))
+                            .order_by(s.c.change_id, s.c.ordinal)).all()
+        for r in rows:
+            out.setdefault(r.change_id, []).append(SymbolChange(
+                name=r.name, kind=r.kind, change_type=SymbolChangeType(r.change_type),
+                start_line=r.start_line, end_line=r.end_line, renamed_from=r.renamed_from,
+                renamed_to=r.renamed_to))
+        return out
+
+    def count_changes(self, workspace_id: int) -> int:
+        """How many change records a workspace has."""
+        with self._read() as conn:
+            n = conn.execute(select(func.count()).select_from(t.changes)
+                             .where(t.changes.c.workspace_id == workspace_id)).scalar_one()
+        return int(n)
