@@ -183,13 +183,16 @@ def git_patch(
     context: int = 3,
     src_prefix: str = "a/",
     dst_prefix: str = "b/",
+    name_lines: bool = False,
 ) -> str:
     """One file's section of a git patch (`diff --git` …) that `git apply` accepts; "" if unchanged.
 
     `old=None` is an added file, `new=None` a deleted one. Different names make a rename
     (`copy=True`: a copy). Text content gives `@@` hunks; binary content (see `is_binary`)
     gives a `GIT binary patch` literal with full index ids, which git applies anywhere.
-    Names are written after the prefixes as given; pass prefixes "" for absolute names.
+    Names are written after the prefixes as given. `name_lines=True` writes `---`/`+++` lines
+    even where git omits them (binary, empty or mode-only sections): with prefixes "" and
+    absolute names, that is what lets `git apply --unsafe-paths -p0` find every file.
     """
     if old is None and new is None:
         raise ValueError("git_patch needs at least one side")
@@ -205,41 +208,45 @@ def git_patch(
     changed = old_b != new_b
     if not (moved or changed or old_mode != new_mode):
         return ""
-    head = [f"diff --git {quote_path(src)} {quote_path(dst)}\n"]
+    out = [f"diff --git {quote_path(src)} {quote_path(dst)}\n"]
     if old_b is None:
-        head.append(f"new file mode {new_mode:06o}\n")
+        out.append(f"new file mode {new_mode:06o}\n")
     elif new_b is None:
-        head.append(f"deleted file mode {old_mode:06o}\n")
+        out.append(f"deleted file mode {old_mode:06o}\n")
     elif old_mode != new_mode:
-        head.append(f"old mode {old_mode:06o}\nnew mode {new_mode:06o}\n")
+        out.append(f"old mode {old_mode:06o}\nnew mode {new_mode:06o}\n")
     if moved:
         verb = "copy" if copy else "rename"
         if not changed:
-            head.append("similarity index 100%\n")
-        head.append(f"{verb} from {quote_path(old_name)}\n{verb} to {quote_path(new_name)}\n")
+            out.append("similarity index 100%\n")
+        out.append(f"{verb} from {quote_path(old_name)}\n{verb} to {quote_path(new_name)}\n")
+    names = _file_line("---", None if old_b is None else src)
+    names += _file_line("+++", None if new_b is None else dst)
     if old_b is None or new_b is None or changed:
-        same_mode = new_mode if old_mode == new_mode else None
-        head.append(_content_part(old_b, new_b, src, dst, same_mode, context))
-    return "".join(head)
+        mode = (
+            new_mode if old_mode == new_mode and old_b is not None and new_b is not None else None
+        )
+        out.append(_index_line(old_b, new_b, mode))
+        out.append(_content(old_b or b"", new_b or b"", names, context, name_lines))
+    elif name_lines and not moved:
+        out.append(names)
+    return "".join(out)
 
 
-def _content_part(
-    old: bytes | None, new: bytes | None, src: str, dst: str, mode: int | None, context: int
-) -> str:
-    """The `index` line and the hunks (or binary literal) of one file section."""
-    old_b, new_b = old or b"", new or b""
-    binary = is_binary(old_b) or is_binary(new_b)
-    old_id = blob_id(old_b) if old is not None else _NULL_ID
-    new_id = blob_id(new_b) if new is not None else _NULL_ID
+def _index_line(old: bytes | None, new: bytes | None, mode: int | None) -> str:
+    """`index <old>..<new>[ mode]`: full ids for binary content, which `git apply` requires."""
+    binary = is_binary(old or b"") or is_binary(new or b"")
+    old_id = _NULL_ID if old is None else blob_id(old)
+    new_id = _NULL_ID if new is None else blob_id(new)
     if not binary:
         old_id, new_id = old_id[:7], new_id[:7]
-    mode_part = "" if mode is None or old is None or new is None else f" {mode:06o}"
-    index = f"index {old_id}..{new_id}{mode_part}\n"
-    if binary:
-        return index + _binary_literal(new_b)
-    hunks = _hunk_text(old_b, new_b, context)
-    if not hunks:  # an added or deleted empty file has no hunks and no ---/+++ lines
-        return index
-    a_name = None if old is None else src
-    b_name = None if new is None else dst
-    return index + _file_line("---", a_name) + _file_line("+++", b_name) + hunks
+    return f"index {old_id}..{new_id}" + ("" if mode is None else f" {mode:06o}") + "\n"
+
+
+def _content(old: bytes, new: bytes, names: str, context: int, name_lines: bool) -> str:
+    """The `---`/`+++` lines and the hunks, or the binary literal, of one file section."""
+    if is_binary(old) or is_binary(new):
+        return (names if name_lines else "") + _binary_literal(new)
+    hunks = _hunk_text(old, new, context)
+    # git writes no ---/+++ lines for an added or deleted empty file (no hunks).
+    return names + hunks if hunks or name_lines else ""
