@@ -45,6 +45,15 @@ def language_for(path: str) -> str | None:
 # Language -> the module under symdiff.languages whose FAMILY extracts it.
 FAMILIES: dict[str, str] = {
     "python": "python",
+    "javascript": "ecmascript",
+    "typescript": "ecmascript",
+    "tsx": "ecmascript",
+    "go": "golang",
+    "rust": "rust",
+    "c": "cfamily",
+    "cpp": "cfamily",
+    "java": "java",
+    "csharp": "csharp",
 }
 
 

@@ -41,6 +41,7 @@ class Def:
     cut: tuple[Node, ...] = ()
     absolute: bool = False
     scope_name: str | None = None  # the name nested definitions are qualified by, if not ours
+    emit: bool = True  # False: only a scope for what it contains (a JS object literal)
 
 
 Handler = Callable[[Node, Scope], Def | None]
@@ -163,6 +164,8 @@ class _Walk:
 
     def _emit(self, node: Node, scope: Scope, lead: tuple[Node, ...], found: Def) -> Scope:
         qname = found.name if found.absolute else self.family.join(scope, found.name)
+        if not found.emit:
+            return Scope(found.scope_name or qname, found.kind)
         start_node = lead[0] if lead else node
         body = found.body
         header_end = self._header_end(node, body)
