@@ -92,6 +92,33 @@ def db_upgrade_cmd(root: str | None, db: str | None) -> None:
     click.echo(f"database at revision {revision}")
 
 
+@cli.command("textdiff")
+@click.argument("path_a", type=click.Path(dir_okay=True))
+@click.argument("path_b", type=click.Path(dir_okay=True))
+@click.option("--context", "context", default=3, type=int, show_default=True,
+              help="Lines of context around each change (0-20).")
+@click.option("--json", "as_json", is_flag=True, help="Print the text_diff result as JSON.")
+def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
+    """Unified diff of two files (the text_diff tool); exit 0 whether or not they differ."""
+    import json
+    import os
+    from pathlib import Path
+
+    from symdiff.textdiff import text_diff
+
+    # The CLI acts for the local user, so every readable path is allowed (the root "/").
+    try:
+        result = text_diff(path_a=os.path.abspath(path_a), path_b=os.path.abspath(path_b),
+                           label_a=path_a, label_b=path_b, context_lines=context,
+                           allowed_roots=[Path("/")])
+    except SymdiffError as err:
+        fail(err)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False))
+    else:
+        click.echo(str(result["diff"]), nl=False)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()
