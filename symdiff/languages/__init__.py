@@ -54,6 +54,12 @@ FAMILIES: dict[str, str] = {
     "cpp": "cfamily",
     "java": "java",
     "csharp": "csharp",
+    "ruby": "ruby",
+    "php": "php",
+    "kotlin": "kotlin",
+    "swift": "swift",
+    "scala": "scala",
+    "bash": "bash",
 }
 
 
