@@ -1,5 +1,6 @@
 """symdiff: what changed here recently, at the level of symbols."""
 
+from symdiff.attribute import symbol_changes
 from symdiff.duration import parse_go_duration
 from symdiff.errors import (
     DurationError,
@@ -30,4 +31,5 @@ __all__ = [
     "SymdiffError",
     "ToolFailed",
     "extract",
+    "symbol_changes",
 ]
