@@ -1,4 +1,4 @@
-"""Alembic environment: always run from code on the caller's connection (see symdiff.store.migrate)."""
+"""Alembic environment: migrations run from code, on the caller's connection."""
 
 from __future__ import annotations
 

@@ -8,11 +8,7 @@ from symdiff.store import Store
 
 
 def open_store(settings: Settings) -> Store:
-    """Open (and migrate) the workspace's database, creating the SQLite directory if needed."""
-    if settings.db_url.startswith("sqlite:///") and settings.db_url != "sqlite:///:memory:":
-        from pathlib import Path
-
-        Path(settings.db_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    """Open (and migrate) the workspace's database."""
     return Store(settings.db_url)
 
 
@@ -24,8 +20,9 @@ def upgrade_database(settings: Settings) -> str | None:
         return head_revision()
 
 
-def index(settings: Settings, *, show_progress: bool = False,
-          progress: Progress | None = None) -> Report:
+def index(
+    settings: Settings, *, show_progress: bool = False, progress: Progress | None = None
+) -> Report:
     """One reconcile pass over the workspace (a baseline on the first run)."""
     with open_store(settings) as store:
         if not show_progress:

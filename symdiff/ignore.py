@@ -1,4 +1,4 @@
-"""Which paths symdiff ignores: `.git/`, `.symdiff/`, nested `.gitignore` files, configured patterns."""
+"""Which paths symdiff ignores: `.git/`, `.symdiff/`, nested `.gitignore`s, configured patterns."""
 
 from __future__ import annotations
 
@@ -101,9 +101,10 @@ def walk(root: Path, rules: IgnoreRules, start: str = "") -> dict[str, os.stat_r
                 if entry.is_dir(follow_symlinks=False):
                     if not rules.is_ignored_entry(rel, is_dir=True):
                         stack.append(rel)
-                elif entry.is_file(follow_symlinks=False):
-                    if not rules.is_ignored_entry(rel, is_dir=False):
-                        found[rel] = entry.stat(follow_symlinks=False)
+                elif entry.is_file(follow_symlinks=False) and not rules.is_ignored_entry(
+                    rel, is_dir=False
+                ):
+                    found[rel] = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 log.warning("cannot stat %s: %s", rel, exc.strerror or exc)
     return found

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -13,12 +14,12 @@ from symdiff.attribute import symbol_changes
 from symdiff.config import Settings
 from symdiff.ignore import IgnoreRules, walk
 from symdiff.languages import language_for
-from symdiff.linediff import diff_lines
+from symdiff.linediff import count_lines, diff_lines
 from symdiff.model import ChangeType, FileChange, SymbolChange
 from symdiff.reader import NotRegular, ReadResult, read_file
 from symdiff.scope import classify
 from symdiff.store import FileState, Mutation, Store, Workspace
-from symdiff.store.blobs import Blob, hash_only, pack
+from symdiff.store.blobs import Blob, hash_only, is_binary, pack
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,12 @@ class _Pass:
     store: Store
     workspace: Workspace
     clock: Clock
+    baseline: bool
+    known: dict[str, FileState] = field(default_factory=dict)
+    gone: dict[str, FileState] = field(default_factory=dict)
+    added: dict[str, _Seen] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     read: int = 0
-
-
-def count_lines(content: bytes) -> int:
-    """Lines as git counts them: a last line without a newline still counts."""
-    return content.count(b"\n") + (1 if content and not content.endswith(b"\n") else 0)
 
 
 def _stat_key(st: os.stat_result) -> tuple[int, int]:
@@ -78,8 +78,9 @@ def _stat_key(st: os.stat_result) -> tuple[int, int]:
 
 def _trusted(known: FileState, st: os.stat_result) -> bool:
     """Whether size + mtime prove a file unchanged since its snapshot."""
-    return (known.size, known.mtime_ns) == _stat_key(st) and \
-        known.checked_ns - known.mtime_ns >= RACY_NS
+    return (known.size, known.mtime_ns) == _stat_key(
+        st
+    ) and known.checked_ns - known.mtime_ns >= RACY_NS
 
 
 def _read(p: _Pass, rel: str) -> _Seen | None:
@@ -103,13 +104,15 @@ def _read(p: _Pass, rel: str) -> _Seen | None:
 
 
 def _state(seen: _Seen) -> FileState:
-    return FileState(seen.path, seen.result.digest, seen.result.size, seen.result.mtime_ns,
-                     time.time_ns())
+    return FileState(
+        seen.path, seen.result.digest, seen.result.size, seen.result.mtime_ns, time.time_ns()
+    )
 
 
-def _symbols(language: str | None, old: bytes | None, new: bytes | None,
-             path: str) -> tuple[SymbolChange, ...]:
-    if language is None:
+def _symbols(
+    language: str | None, old: bytes | None, new: bytes | None, path: str
+) -> tuple[SymbolChange, ...]:
+    if language is None or (old is None and new is None):
         return ()
     try:
         return tuple(symbol_changes(language, old, new))
@@ -118,51 +121,64 @@ def _symbols(language: str | None, old: bytes | None, new: bytes | None,
         return ()
 
 
-def _text(store: Store, digest: str | None, blob: Blob | None = None) -> bytes | None:
-    """Text content of a snapshot, or None when binary, hash-only or unknown."""
-    if blob is not None:
-        return None if blob.binary or blob.data is None else _blob_bytes(blob)
-    return None if digest is None else _nonbinary(store.get_blob(digest))
+def _old_text(store: Store, digest: str | None) -> bytes | None:
+    """Text of a stored snapshot; None when absent, binary or kept by hash only."""
+    data = store.get_blob(digest) if digest else None
+    return None if data is None or is_binary(data) else data
 
 
-def _blob_bytes(blob: Blob) -> bytes | None:
-    from symdiff.store.blobs import unpack
-
-    return unpack(blob.codec, blob.data)
-
-
-def _nonbinary(data: bytes | None) -> bytes | None:
-    return None if data is None or b"\0" in data[:8000] else data
+def _new_text(seen: _Seen | None) -> bytes | None:
+    """Text of a file as read now; None when absent, binary or over the size cap."""
+    if seen is None or seen.blob.binary:
+        return None
+    return seen.result.content
 
 
-def _record(p: _Pass, *, kind: ChangeType, path: str, old_path: str | None,
-            old_hash: str | None, new: _Seen | None) -> FileChange:
+def _line_counts(kind: ChangeType, old: bytes | None, new: bytes | None) -> tuple[int, int]:
+    """(added, removed) as `git diff --numstat` counts them; 0/0 where a side is not text."""
+    if old is not None and new is not None:
+        d = diff_lines(old, new)
+        return d.lines_added, d.lines_removed
+    if kind is ChangeType.ADD and new is not None:
+        return count_lines(new), 0
+    if kind is ChangeType.DELETE and old is not None:
+        return 0, count_lines(old)
+    return 0, 0
+
+
+def _record(
+    p: _Pass,
+    kind: ChangeType,
+    path: str,
+    *,
+    old_path: str | None,
+    old_hash: str | None,
+    new: _Seen | None,
+) -> FileChange:
     """Build one change record from the old snapshot and the new read."""
-    old = _text(p.store, old_hash) if old_hash else None
-    new_text = _text(p.store, None, new.blob) if new is not None else None
-    if old is not None and new_text is not None:
-        d = diff_lines(old, new_text)
-        added, removed = d.lines_added, d.lines_removed
-    else:
-        added = count_lines(new_text) if new_text is not None else 0
-        removed = count_lines(old) if old is not None else 0
-        if kind in (ChangeType.MODIFY, ChangeType.RENAME):
-            # One side is binary or hash-only: git's numstat shows no line counts.
-            added = removed = 0
+    new_hash = new.result.digest if new is not None else None
+    old = _old_text(p.store, old_hash) if old_hash != new_hash else None
+    new_text = _new_text(new) if old_hash != new_hash else None
+    added, removed = _line_counts(kind, old, new_text)
     language = language_for(path)
-    same = old_hash is not None and new is not None and old_hash == new.result.digest
-    symbols = () if same else _symbols(
-        language, old, new_text, path) if (old is not None or new_text is not None) else ()
     return FileChange(
-        path=path, old_path=old_path, timestamp=p.clock(), change_type=kind,
-        lines_added=added, lines_removed=removed,
-        scope=classify(path, p.settings.test_patterns), language=language, symbols=symbols,
-        old_hash=old_hash, new_hash=new.result.digest if new is not None else None,
+        path=path,
+        old_path=old_path,
+        timestamp=p.clock(),
+        change_type=kind,
+        lines_added=added,
+        lines_removed=removed,
+        scope=classify(path, p.settings.test_patterns),
+        language=language,
+        symbols=_symbols(language, old, new_text, path),
+        old_hash=old_hash,
+        new_hash=new_hash,
     )
 
 
-def _pair_renames(deleted: dict[str, FileState], added: dict[str, _Seen],
-                  moves: Mapping[str, str]) -> list[tuple[str, str]]:
+def _pair_renames(
+    deleted: dict[str, FileState], added: dict[str, _Seen], moves: Mapping[str, str]
+) -> list[tuple[str, str]]:
     """(old, new) pairs: first the observed moves, then identical content under a new path."""
     pairs: list[tuple[str, str]] = []
     for new_path, old_path in moves.items():
@@ -183,36 +199,36 @@ def _pair_renames(deleted: dict[str, FileState], added: dict[str, _Seen],
     return pairs
 
 
-def _scan(p: _Pass, paths: Collection[str] | None) -> tuple[dict[str, os.stat_result],
-                                                             dict[str, FileState]]:
+def _scan(
+    p: _Pass, paths: Collection[str] | None
+) -> tuple[dict[str, os.stat_result], dict[str, FileState]]:
     """The tracked files now and as last seen, over the whole tree or under `paths`."""
     rules = IgnoreRules(p.settings.root, p.settings.ignore)
     if paths is None:
         return walk(p.settings.root, rules), p.store.file_states(p.workspace.id)
     current: dict[str, os.stat_result] = {}
-    for rel in sorted(set(paths)):
+    wanted = sorted(set(paths))
+    for rel in wanted:
         try:
             st = os.lstat(p.settings.root / rel)
         except OSError:
-            continue
-        import stat as _st
-
-        if _st.S_ISDIR(st.st_mode):
-            if not rules.is_ignored(rel, is_dir=True):
-                current.update(walk(p.settings.root, rules, start=rel))
-        elif _st.S_ISREG(st.st_mode) and not rules.is_ignored(rel):
+            continue  # gone: the stored states under it will say what was deleted
+        if stat.S_ISDIR(st.st_mode) and not rules.is_ignored(rel, is_dir=True):
+            current.update(walk(p.settings.root, rules, start=rel))
+        elif stat.S_ISREG(st.st_mode) and not rules.is_ignored(rel):
             current[rel] = st
-    return current, p.store.file_states(p.workspace.id, under=sorted(set(paths)))
+    return current, p.store.file_states(p.workspace.id, under=wanted)
 
 
-def _chunks(items: Sequence[str], n: int) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), n):
-        yield items[i:i + n]
-
-
-def reconcile(store: Store, settings: Settings, *, paths: Collection[str] | None = None,
-              moves: Mapping[str, str] | None = None, progress: Progress | None = None,
-              clock: Clock = utcnow) -> Report:
+def reconcile(
+    store: Store,
+    settings: Settings,
+    *,
+    paths: Collection[str] | None = None,
+    moves: Mapping[str, str] | None = None,
+    progress: Progress | None = None,
+    clock: Clock = utcnow,
+) -> Report:
     """Record every difference between the tree and its last snapshot.
 
     Args:
@@ -221,80 +237,88 @@ def reconcile(store: Store, settings: Settings, *, paths: Collection[str] | None
     """
     started = time.monotonic()
     ws = store.ensure_workspace(str(settings.root), settings.host)
-    p = _Pass(settings, store, ws, clock)
-    baseline = not ws.baseline_done
-    current, known = _scan(p, paths)
-
-    to_read = [rel for rel, st in current.items()
-               if rel not in known or not _trusted(known[rel], st)]
-    gone = {rel: known[rel] for rel in known if rel not in current}
-    total = len(to_read) + len(gone)
-    done = 0
-    added: dict[str, _Seen] = {}
+    p = _Pass(settings, store, ws, clock, baseline=not ws.baseline_done)
+    current, p.known = _scan(p, paths)
+    to_read = sorted(
+        rel for rel, st in current.items() if rel not in p.known or not _trusted(p.known[rel], st)
+    )
+    p.gone = {rel: state for rel, state in p.known.items() if rel not in current}
+    total = len(to_read) + len(p.gone)
     changes: list[FileChange] = []
-
-    for chunk in _chunks(sorted(to_read), BATCH):
-        muts: list[Mutation] = []
-        for rel in chunk:
-            seen = _read(p, rel)
-            if seen is None:
-                if rel in known and rel not in p.skipped:
-                    gone[rel] = known[rel]
-                continue
-            old = known.get(rel)
-            if old is None:
-                if baseline:
-                    muts.append(Mutation(upserts=(_state(seen),), blobs=(seen.blob,)))
-                else:
-                    added[rel] = seen
-            elif old.blob_hash == seen.result.digest:
-                muts.append(Mutation(upserts=(_state(seen),)))
-            else:
-                change = _record(p, kind=ChangeType.MODIFY, path=rel, old_path=None,
-                                 old_hash=old.blob_hash, new=seen)
-                muts.append(Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change))
-        changes.extend(m.change for m in _commit(store, ws, muts, known) if m.change)
-        done += len(chunk)
+    for i in range(0, len(to_read), BATCH):
+        chunk = to_read[i : i + BATCH]
+        changes.extend(_commit(p, [m for rel in chunk if (m := _examine(p, rel)) is not None]))
         if progress is not None:
-            progress(done, total)
+            progress(i + len(chunk), total)
+    tail = _arrivals_and_departures(p, moves or {})
+    for i in range(0, len(tail), BATCH):
+        changes.extend(_commit(p, tail[i : i + BATCH]))
+    if progress is not None:
+        progress(total, total)
+    if p.baseline and paths is None:
+        store.mark_baseline_done(ws.id)
+    return Report(
+        baseline=p.baseline,
+        scanned=len(current),
+        read=p.read,
+        changes=tuple(changes),
+        skipped=tuple(p.skipped),
+        seconds=time.monotonic() - started,
+    )
 
+
+def _examine(p: _Pass, rel: str) -> Mutation | None:
+    """Read a file whose stat changed; a modify or a refreshed state, or hold it as an arrival."""
+    seen = _read(p, rel)
+    old = p.known.get(rel)
+    if seen is None:
+        if old is not None and rel not in p.skipped:
+            p.gone[rel] = old
+        return None
+    if old is None:
+        if p.baseline:
+            return Mutation(upserts=(_state(seen),), blobs=(seen.blob,))
+        p.added[rel] = seen
+        return None
+    if old.blob_hash == seen.result.digest:
+        return Mutation(upserts=(_state(seen),))
+    change = _record(p, ChangeType.MODIFY, rel, old_path=None, old_hash=old.blob_hash, new=seen)
+    return Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change)
+
+
+def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutation]:
+    """Renames, adds and deletes, once every changed file has been read."""
     muts = []
-    for old_path, new_path in _pair_renames(gone, added, moves or {}):
-        seen = added.pop(new_path)
-        gone.pop(old_path)
-        change = _record(p, kind=ChangeType.RENAME, path=new_path, old_path=old_path,
-                         old_hash=known[old_path].blob_hash, new=seen)
+    for old_path, new_path in _pair_renames(p.gone, p.added, moves):
+        seen = p.added.pop(new_path)
+        old = p.gone.pop(old_path)
+        change = _record(p, ChangeType.RENAME, new_path, old_path=old_path,
+                         old_hash=old.blob_hash, new=seen)  # fmt: skip
         muts.append(Mutation(upserts=(_state(seen),), deletes=(old_path,), blobs=(seen.blob,),
-                             change=change))
-    for rel, seen in sorted(added.items()):
-        change = _record(p, kind=ChangeType.ADD, path=rel, old_path=None, old_hash=None, new=seen)
+                             change=change))  # fmt: skip
+    for rel, seen in sorted(p.added.items()):
+        change = _record(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen)
         muts.append(Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change))
-    for rel, old in sorted(gone.items()):
-        if os.path.lexists(settings.root / rel):
+    for rel, old in sorted(p.gone.items()):
+        if os.path.lexists(p.settings.root / rel):
             # Still on disk but no longer tracked (now ignored, or became a link): forget it.
             muts.append(Mutation(deletes=(rel,)))
             continue
-        change = _record(p, kind=ChangeType.DELETE, path=rel, old_path=None,
-                         old_hash=old.blob_hash, new=None)
+        change = _record(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
+                         new=None)  # fmt: skip
         muts.append(Mutation(deletes=(rel,), change=change))
-    for i in range(0, len(muts), BATCH):
-        changes.extend(m.change for m in _commit(store, ws, muts[i:i + BATCH], known) if m.change)
-    if progress is not None:
-        progress(total, total)
-
-    if baseline and paths is None:
-        store.mark_baseline_done(ws.id)
-    return Report(baseline=baseline, scanned=len(current), read=p.read,
-                  changes=tuple(changes), skipped=tuple(p.skipped),
-                  seconds=time.monotonic() - started)
+    return muts
 
 
-def _commit(store: Store, ws: Workspace, muts: list[Mutation],
-            known: Mapping[str, FileState]) -> list[Mutation]:
-    """Write a batch; a mutation whose file state moved on under us (a concurrent indexer
-    recorded it first) is dropped, so that no change is recorded twice."""
-    expected = {}
+def _commit(p: _Pass, muts: list[Mutation]) -> list[FileChange]:
+    """Write a batch and return the changes it recorded.
+
+    A mutation whose file state moved on under us (a concurrent indexer recorded it first) is
+    dropped by the store, so that no change is recorded twice.
+    """
+    expected: dict[str, str | None] = {}
     for m in muts:
         for path in (*m.deletes, *(s.path for s in m.upserts)):
-            expected[path] = known[path].blob_hash if path in known else None
-    return store.apply(ws.id, muts, expected)
+            expected[path] = p.known[path].blob_hash if path in p.known else None
+    applied = p.store.apply(p.workspace.id, muts, expected)
+    return [m.change for m in applied if m.change is not None]

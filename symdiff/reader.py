@@ -7,12 +7,16 @@ import os
 import stat
 from dataclasses import dataclass
 
-_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_CLOEXEC", 0)
+)
 _CHUNK = 1 << 20
 
 
-class NotRegular(Exception):  # noqa: N818 - internal signal, never leaves the indexer
+class NotRegular(Exception):
     """The path is not a regular file (directory, FIFO, socket, symlink)."""
 
 

@@ -42,14 +42,14 @@ def _compressor() -> zstandard.ZstdCompressor:
     c = getattr(_local, "c", None)
     if c is None:
         c = _local.c = zstandard.ZstdCompressor(level=3)
-    return c  # type: ignore[no-any-return]
+    return c
 
 
 def _decompressor() -> zstandard.ZstdDecompressor:
     d = getattr(_local, "d", None)
     if d is None:
         d = _local.d = zstandard.ZstdDecompressor()
-    return d  # type: ignore[no-any-return]
+    return d
 
 
 def pack(content: bytes, *, content_hash: str | None = None) -> Blob:

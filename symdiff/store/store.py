@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
@@ -86,6 +87,10 @@ def make_engine(url: str) -> Engine:
     """An engine with symdiff's connection rules (WAL, busy timeout, explicit BEGIN on SQLite)."""
     if url.startswith("sqlite"):
         memory = url in ("sqlite://", "sqlite:///:memory:")
+        if not memory and url.startswith("sqlite:///"):
+            Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent.mkdir(
+                parents=True, exist_ok=True
+            )
         kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs
@@ -96,7 +101,9 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-def _insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]], keys: list[str]) -> None:
+def _insert_ignore(
+    conn: Connection, table: Any, rows: list[dict[str, Any]], keys: list[str]
+) -> None:
     if not rows:
         return
     dialect = conn.dialect.name
@@ -142,14 +149,19 @@ class Store:
                 with self.engine.connect() as conn:
                     upgrade(conn)
         except SQLAlchemyError as exc:
-            raise StoreError(f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+            raise StoreError(
+                f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
+                f"{str(exc).splitlines()[0]}"
+            ) from exc
 
     @property
     def safe_url(self) -> str:
         """The URL without its password."""
-        return self.engine.url.render_as_string(hide_password=True) if hasattr(self, "engine") \
+        return (
+            self.engine.url.render_as_string(hide_password=True)
+            if hasattr(self, "engine")
             else self.url
+        )
 
     def close(self) -> None:
         """Release every connection."""
@@ -164,8 +176,7 @@ class Store:
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         try:
-            with self.engine.connect().execution_options(symdiff_write=True) as conn, \
-                    conn.begin():
+            with self.engine.connect().execution_options(symdiff_write=True) as conn, conn.begin():
                 yield conn
         except SQLAlchemyError as exc:
             raise StoreError(f"write failed: {str(exc).splitlines()[0]}") from exc
@@ -186,10 +197,19 @@ class Store:
         if existing is not None:
             return existing
         with self._write() as conn:
-            _insert_ignore(conn, t.workspaces, [{
-                "root": root, "host": host, "created_us": int(time.time() * 1e6),
-                "baseline_done": False,
-            }], ["root", "host"])
+            _insert_ignore(
+                conn,
+                t.workspaces,
+                [
+                    {
+                        "root": root,
+                        "host": host,
+                        "created_us": int(time.time() * 1e6),
+                        "baseline_done": False,
+                    }
+                ],
+                ["root", "host"],
+            )
         found = self.find_workspace(root, host)
         assert found is not None
         return found
@@ -197,8 +217,9 @@ class Store:
     def find_workspace(self, root: str, host: str) -> Workspace | None:
         """The workspace for (root, host), if it exists."""
         with self._read() as conn:
-            row = conn.execute(select(t.workspaces).where(
-                t.workspaces.c.root == root, t.workspaces.c.host == host)).first()
+            row = conn.execute(
+                select(t.workspaces).where(t.workspaces.c.root == root, t.workspaces.c.host == host)
+            ).first()
         return None if row is None else Workspace(row.id, row.root, row.host, row.baseline_done)
 
     def workspaces(self) -> list[Workspace]:
@@ -210,13 +231,17 @@ class Store:
     def mark_baseline_done(self, workspace_id: int) -> None:
         """Record that the first full snapshot of a workspace is complete."""
         with self._write() as conn:
-            conn.execute(update(t.workspaces).where(t.workspaces.c.id == workspace_id)
-                         .values(baseline_done=True))
+            conn.execute(
+                update(t.workspaces)
+                .where(t.workspaces.c.id == workspace_id)
+                .values(baseline_done=True)
+            )
 
     # -- file states and snapshots --------------------------------------------------------
 
-    def file_states(self, workspace_id: int, *, under: Sequence[str] | None = None
-                    ) -> dict[str, FileState]:
+    def file_states(
+        self, workspace_id: int, *, under: Sequence[str] | None = None
+    ) -> dict[str, FileState]:
         """Current state of tracked files, optionally only those at or under some paths."""
         q = select(t.files).where(t.files.c.workspace_id == workspace_id)
         out: dict[str, FileState] = {}
@@ -229,10 +254,14 @@ class Store:
                     if not prefix:
                         rows = conn.execute(q).all()
                         break
-                    rows.extend(conn.execute(q.where(
-                        (t.files.c.path == prefix)
-                        | (func.substr(t.files.c.path, 1, len(prefix) + 1) == prefix + "/")
-                    )).all())
+                    rows.extend(
+                        conn.execute(
+                            q.where(
+                                (t.files.c.path == prefix)
+                                | (func.substr(t.files.c.path, 1, len(prefix) + 1) == prefix + "/")
+                            )
+                        ).all()
+                    )
         for r in rows:
             out[r.path] = FileState(r.path, r.blob_hash, r.size, r.mtime_ns, r.checked_ns)
         return out
@@ -240,21 +269,27 @@ class Store:
     def get_blob(self, digest: str) -> bytes | None:
         """The bytes of a snapshot, or None when only its hash is kept (or it is unknown)."""
         with self._read() as conn:
-            row = conn.execute(select(t.blobs.c.codec, t.blobs.c.data)
-                               .where(t.blobs.c.hash == digest)).first()
+            row = conn.execute(
+                select(t.blobs.c.codec, t.blobs.c.data).where(t.blobs.c.hash == digest)
+            ).first()
         return None if row is None else unpack(row.codec, row.data)
 
     def blob_info(self, digest: str) -> tuple[int, bool] | None:
         """(size, binary) of a known snapshot."""
         with self._read() as conn:
-            row = conn.execute(select(t.blobs.c.size, t.blobs.c.binary)
-                               .where(t.blobs.c.hash == digest)).first()
+            row = conn.execute(
+                select(t.blobs.c.size, t.blobs.c.binary).where(t.blobs.c.hash == digest)
+            ).first()
         return None if row is None else (row.size, row.binary)
 
     # -- the write path -------------------------------------------------------------------
 
-    def apply(self, workspace_id: int, mutations: Sequence[Mutation],
-              expected: Mapping[str, str | None] | None = None) -> list[Mutation]:
+    def apply(
+        self,
+        workspace_id: int,
+        mutations: Sequence[Mutation],
+        expected: Mapping[str, str | None] | None = None,
+    ) -> list[Mutation]:
         """Apply mutations in one transaction and return those applied.
 
         With `expected` (path -> blob hash as the caller last saw it, None = untracked), a
@@ -268,31 +303,60 @@ class Store:
                 conn.execute(select(func.pg_advisory_xact_lock(workspace_id)))
             if expected is not None:
                 mutations = self._still_valid(conn, workspace_id, mutations, expected)
-            blob_rows = {b.hash: {"hash": b.hash, "size": b.size, "binary": b.binary,
-                                  "codec": b.codec, "data": b.data}
-                         for m in mutations for b in m.blobs}
+            blob_rows = {
+                b.hash: {
+                    "hash": b.hash,
+                    "size": b.size,
+                    "binary": b.binary,
+                    "codec": b.codec,
+                    "data": b.data,
+                }
+                for m in mutations
+                for b in m.blobs
+            }
             _insert_ignore(conn, t.blobs, list(blob_rows.values()), ["hash"])
             for m in mutations:
                 for path in m.deletes:
-                    conn.execute(delete(t.files).where(t.files.c.workspace_id == workspace_id,
-                                                       t.files.c.path == path))
-            _upsert_files(conn, [{"workspace_id": workspace_id, "path": s.path,
-                                  "blob_hash": s.blob_hash, "size": s.size,
-                                  "mtime_ns": s.mtime_ns, "checked_ns": s.checked_ns}
-                                 for m in mutations for s in m.upserts])
+                    conn.execute(
+                        delete(t.files).where(
+                            t.files.c.workspace_id == workspace_id, t.files.c.path == path
+                        )
+                    )
+            _upsert_files(
+                conn,
+                [
+                    {
+                        "workspace_id": workspace_id,
+                        "path": s.path,
+                        "blob_hash": s.blob_hash,
+                        "size": s.size,
+                        "mtime_ns": s.mtime_ns,
+                        "checked_ns": s.checked_ns,
+                    }
+                    for m in mutations
+                    for s in m.upserts
+                ],
+            )
             for m in mutations:
                 if m.change is not None:
                     self._insert_change(conn, workspace_id, m.change)
         return list(mutations)
 
     @staticmethod
-    def _still_valid(conn: Connection, workspace_id: int, mutations: Sequence[Mutation],
-                     expected: Mapping[str, str | None]) -> list[Mutation]:
+    def _still_valid(
+        conn: Connection,
+        workspace_id: int,
+        mutations: Sequence[Mutation],
+        expected: Mapping[str, str | None],
+    ) -> list[Mutation]:
         paths = sorted(expected)
         now: dict[str, str] = {}
         for i in range(0, len(paths), 500):
-            rows = conn.execute(select(t.files.c.path, t.files.c.blob_hash).where(
-                t.files.c.workspace_id == workspace_id, t.files.c.path.in_(paths[i:i + 500])))
+            rows = conn.execute(
+                select(t.files.c.path, t.files.c.blob_hash).where(
+                    t.files.c.workspace_id == workspace_id, t.files.c.path.in_(paths[i : i + 500])
+                )
+            )
             now.update({r.path: r.blob_hash for r in rows})
         valid = []
         for m in mutations:
@@ -303,25 +367,52 @@ class Store:
 
     @staticmethod
     def _insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
-        res = conn.execute(t.changes.insert().values(
-            workspace_id=workspace_id, ts_us=to_us(c.timestamp), path=c.path,
-            old_path=c.old_path, change_type=c.change_type.value, lines_added=c.lines_added,
-            lines_removed=c.lines_removed, scope=c.scope.value, language=c.language,
-            old_hash=c.old_hash, new_hash=c.new_hash,
-        ))
+        res = conn.execute(
+            t.changes.insert().values(
+                workspace_id=workspace_id,
+                ts_us=to_us(c.timestamp),
+                path=c.path,
+                old_path=c.old_path,
+                change_type=c.change_type.value,
+                lines_added=c.lines_added,
+                lines_removed=c.lines_removed,
+                scope=c.scope.value,
+                language=c.language,
+                old_hash=c.old_hash,
+                new_hash=c.new_hash,
+            )
+        )
         change_id = int(res.inserted_primary_key[0])  # type: ignore[index]
         if c.symbols:
-            conn.execute(t.symbol_changes.insert(), [{
-                "change_id": change_id, "ordinal": i, "name": s.name, "kind": s.kind,
-                "change_type": s.change_type.value, "start_line": s.start_line,
-                "end_line": s.end_line, "renamed_from": s.renamed_from, "renamed_to": s.renamed_to,
-            } for i, s in enumerate(c.symbols)])
+            conn.execute(
+                t.symbol_changes.insert(),
+                [
+                    {
+                        "change_id": change_id,
+                        "ordinal": i,
+                        "name": s.name,
+                        "kind": s.kind,
+                        "change_type": s.change_type.value,
+                        "start_line": s.start_line,
+                        "end_line": s.end_line,
+                        "renamed_from": s.renamed_from,
+                        "renamed_to": s.renamed_to,
+                    }
+                    for i, s in enumerate(c.symbols)
+                ],
+            )
         return change_id
 
     # -- the read path --------------------------------------------------------------------
 
-    def query_changes(self, *, workspace_ids: Sequence[int] | None, since: datetime,
-                      scope: Scope | None, limit: int) -> list[FileChange]:
+    def query_changes(
+        self,
+        *,
+        workspace_ids: Sequence[int] | None,
+        since: datetime,
+        scope: Scope | None,
+        limit: int,
+    ) -> list[FileChange]:
         """Changes at or after `since`, newest first, scope filtered before the limit."""
         c = t.changes
         q = select(c, t.workspaces.c.root).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)
@@ -334,13 +425,24 @@ class Store:
         with self._read() as conn:
             rows = conn.execute(q).all()
             symbols = self._symbols_for(conn, [r.id for r in rows])
-        return [FileChange(
-            path=r.path, old_path=r.old_path, timestamp=from_us(r.ts_us),
-            change_type=ChangeType(r.change_type), lines_added=r.lines_added,
-            lines_removed=r.lines_removed, scope=Scope(r.scope), language=r.language,
-            symbols=tuple(symbols.get(r.id, ())), workspace=r.root, old_hash=r.old_hash,
-            new_hash=r.new_hash, id=r.id,
-        ) for r in rows]
+        return [
+            FileChange(
+                path=r.path,
+                old_path=r.old_path,
+                timestamp=from_us(r.ts_us),
+                change_type=ChangeType(r.change_type),
+                lines_added=r.lines_added,
+                lines_removed=r.lines_removed,
+                scope=Scope(r.scope),
+                language=r.language,
+                symbols=tuple(symbols.get(r.id, ())),
+                workspace=r.root,
+                old_hash=r.old_hash,
+                new_hash=r.new_hash,
+                id=r.id,
+            )
+            for r in rows
+        ]
 
     @staticmethod
     def _symbols_for(conn: Connection, change_ids: list[int]) -> dict[int, list[SymbolChange]]:
@@ -348,18 +450,29 @@ class Store:
         if not change_ids:
             return out
         s = t.symbol_changes
-        rows = conn.execute(select(s).where(s.c.change_id.in_(change_ids))
-                            .order_by(s.c.change_id, s.c.ordinal)).all()
+        rows = conn.execute(
+            select(s).where(s.c.change_id.in_(change_ids)).order_by(s.c.change_id, s.c.ordinal)
+        ).all()
         for r in rows:
-            out.setdefault(r.change_id, []).append(SymbolChange(
-                name=r.name, kind=r.kind, change_type=SymbolChangeType(r.change_type),
-                start_line=r.start_line, end_line=r.end_line, renamed_from=r.renamed_from,
-                renamed_to=r.renamed_to))
+            out.setdefault(r.change_id, []).append(
+                SymbolChange(
+                    name=r.name,
+                    kind=r.kind,
+                    change_type=SymbolChangeType(r.change_type),
+                    start_line=r.start_line,
+                    end_line=r.end_line,
+                    renamed_from=r.renamed_from,
+                    renamed_to=r.renamed_to,
+                )
+            )
         return out
 
     def count_changes(self, workspace_id: int) -> int:
         """How many change records a workspace has."""
         with self._read() as conn:
-            n = conn.execute(select(func.count()).select_from(t.changes)
-                             .where(t.changes.c.workspace_id == workspace_id)).scalar_one()
+            n = conn.execute(
+                select(func.count())
+                .select_from(t.changes)
+                .where(t.changes.c.workspace_id == workspace_id)
+            ).scalar_one()
         return int(n)

@@ -66,7 +66,9 @@ files = Table(
 changes = Table(
     "changes",
     metadata,
-    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
     Column("workspace_id", Integer, ForeignKey("workspaces.id"), nullable=False),
     Column("ts_us", BigInteger, nullable=False),
     Column("path", Text, nullable=False),
@@ -88,9 +90,15 @@ changes = Table(
 symbol_changes = Table(
     "symbol_changes",
     metadata,
-    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
-    Column("change_id", BigInteger().with_variant(Integer, "sqlite"),
-           ForeignKey("changes.id"), nullable=False),
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column(
+        "change_id",
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("changes.id"),
+        nullable=False,
+    ),
     Column("ordinal", Integer, nullable=False),
     Column("name", Text, nullable=False),
     Column("kind", String(32), nullable=False),
