@@ -119,6 +119,97 @@ def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
         click.echo(str(result["diff"]), nl=False)
 
 
+@cli.command("changes")
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False),
+              help="Where you are: the query covers the workspace whose root this is in "
+                   "(default: .).")
+@db_option
+@click.option("--since", "since", default="24h", show_default=True, metavar="DURATION",
+              help='Time window as a Go duration ("90m", "24h", "168h"); clamped to 720h.')
+@click.option("--limit", "limit", default="50", show_default=True, metavar="N",
+              help="Maximum records, 1-500; any other value means 50.")
+@click.option("--scope", "scope", default="impl", show_default=True, metavar="impl|test|all",
+              help="Implementation files, test files, or all; filtered before the limit.")
+@click.option("--workspace", "workspace", default=None, metavar="all|ROOT",
+              help='"all" for every workspace in the database, or another workspace\'s root.')
+@click.option("--json", "as_json", is_flag=True, help="Print the records as a JSON array.")
+@click.option("--patch", "patch", is_flag=True,
+              help="Include each change's git patch (JSON: an ACP v2 Diff under `acp`).")
+def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope: str,
+                workspace: str | None, as_json: bool, patch: bool) -> None:
+    """What changed recently, newest first, with the symbols each change touched."""
+    import json
+
+    from symdiff.query import diff
+
+    settings = Settings.resolve(root, db=db)
+    try:
+        records = diff(settings, since=since, limit=limit, scope=scope, include_patch=patch,
+                       workspace=workspace)
+    except SymdiffError as err:
+        fail(err)
+    if as_json:
+        click.echo(json.dumps(records, ensure_ascii=False, indent=2))
+    else:
+        _print_changes(records, since=since, scope=scope)
+
+
+def _print_changes(records: list[dict[str, object]], *, since: str, scope: str) -> None:
+    """The records as a rich table, then any patches."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    if not records:
+        console.print(f"no {scope} changes in the last {since}", markup=False)
+        return
+    table = Table("when (UTC)", "change", "path", "+/-", "symbols")
+    for r in records:
+        path = str(r["path"]) if r["old_path"] is None else f"{r['old_path']} → {r['path']}"
+        symbols = r["symbols"]
+        assert isinstance(symbols, list)
+        names = Text()
+        for i, sym in enumerate(symbols):
+            # Text, not markup: symbol names may contain brackets (generics, indexers).
+            names.append(("\n" if i else "") + str(sym["name"]))
+            names.append(f" {sym['change_type']}", style="dim")
+        when = str(r["timestamp"]).replace("T", " ")[:19]
+        table.add_row(Text(when), Text(str(r["change_type"])), Text(path),
+                      Text(f"+{r['lines_added']} -{r['lines_removed']}"), names)
+    console.print(table)
+    for r in records:
+        acp = r.get("acp")
+        if isinstance(acp, dict) and isinstance(acp.get("patch"), dict):
+            console.out(acp["patch"]["text"], end="", highlight=False)
+
+
+@cli.command("serve")
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Workspace root the server answers for; path tools may read inside it "
+                   "(default: .).")
+@db_option
+@click.option("--allow", "allow", multiple=True, type=click.Path(exists=True),
+              help="Another directory that path tools may read (repeatable).")
+@click.option("--http", "http", default=None, metavar="HOST:PORT",
+              help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
+@click.option("--read-only", "read_only", is_flag=True,
+              help="Offer only tools that write nothing (no apply_edits).")
+def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: str | None,
+              read_only: bool) -> None:
+    """Run the MCP server (tools diff, text_diff, apply_edits) over stdio or HTTP."""
+    from pathlib import Path
+
+    from symdiff.mcp import parse_http_address, serve
+
+    settings = Settings.resolve(root, db=db)
+    try:
+        address = None if http is None else parse_http_address(http)
+    except SymdiffError as err:
+        fail(err)
+    serve(settings, allow=[Path(p) for p in allow], read_only=read_only, http=address)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli()

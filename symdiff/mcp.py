@@ -1,0 +1,282 @@
+"""The MCP server: thin tools over the library, on the official SDK (`mcp`).
+
+Each tool parses, calls one library function and formats. A `SymdiffError` becomes a tool
+error (`isError: true`) whose whole text is `code: reason`, e.g. `invalid_args: ...`: the tools
+return the SDK's `CallToolResult` themselves (with the output schema given by the `Annotated`
+model) because a raised `ToolError` would reach the client prefixed `Error executing tool ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Annotated, Any, Literal, NotRequired
+
+from mcp.server import MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, WithJsonSchema
+
+# pydantic needs typing_extensions' TypedDict on Python 3.11 for nested TypedDicts.
+from typing_extensions import TypedDict
+
+from symdiff.config import Settings
+from symdiff.errors import InvalidArgs, SymdiffError
+from symdiff.query import diff as diff_query
+from symdiff.query import open_existing
+from symdiff.store import Store
+from symdiff.textdiff import text_diff as run_text_diff
+
+INSTRUCTIONS = (
+    "symdiff knows what changed in this source tree recently, at the level of symbols. "
+    "Call `diff` to see which functions, methods and classes were added, removed, modified or "
+    "had their signature changed (e.g. after a build broke, before a review, when joining work "
+    "mid-flight); `text_diff` to compare two files or two texts."
+)
+
+
+class SymbolRecord(TypedDict):
+    """One definition a change touched."""
+
+    name: str
+    kind: str
+    change_type: Literal["added", "removed", "modified", "signature_changed"]
+    start_line: int
+    end_line: int
+    renamed_from: NotRequired[str]
+    renamed_to: NotRequired[str]
+
+
+class ChangeRecord(TypedDict):
+    """One file-level change."""
+
+    path: str
+    old_path: str | None
+    timestamp: str
+    change_type: Literal["add", "modify", "delete", "rename"]
+    lines_added: int
+    lines_removed: int
+    scope: Literal["impl", "test"]
+    language: str | None
+    symbols: list[SymbolRecord]
+    acp: NotRequired[dict[str, Any]]
+
+
+class DiffOutput(TypedDict):
+    """The diff records, newest first (the text content carries the same JSON array)."""
+
+    result: list[ChangeRecord]
+
+
+class TextDiffOutput(TypedDict):
+    """A unified diff of two files or texts (seed 000's fields, plus `acp` in path mode)."""
+
+    diff: str
+    label_a: str
+    label_b: str
+    lines_a: int
+    lines_b: int
+    identical: bool
+    diff_lines: int
+    truncated: NotRequired[bool]
+    acp: NotRequired[dict[str, Any]]
+
+
+# `since`, `scope` and `limit` are typed `object` so that every JSON value reaches the query's
+# own rules (invalid_args for since/scope, a silent 50 for limit) instead of the SDK's
+# validation; their schemas are written out here.
+SinceArg = Annotated[
+    object,
+    WithJsonSchema({
+        "type": "string",
+        "default": "24h",
+        "description": (
+            'Time window as a Go duration: "30m", "1h", "24h", "168h" (7 days; there is no '
+            '"d" unit). Values above "720h" (30 days) are clamped to 720h. A negative or '
+            "malformed duration is an invalid_args error saying why."
+        ),
+    }),
+]
+LimitArg = Annotated[
+    object,
+    WithJsonSchema({
+        "default": 50,
+        "description": (
+            "Maximum number of records, an integer in 1-500. Any other value (0, 501, 2.5, "
+            '"ten", null) silently becomes 50; it is never an error.'
+        ),
+    }),
+]
+ScopeArg = Annotated[
+    object,
+    WithJsonSchema({
+        "type": "string",
+        "enum": ["impl", "test", "all"],
+        "default": "impl",
+        "description": (
+            '"impl" (implementation files), "test" (test files by their language\'s '
+            'conventions) or "all". The filter applies before the limit.'
+        ),
+    }),
+]
+
+
+def _version() -> str:
+    try:
+        return version("symdiff")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+def _failure(err: SymdiffError) -> CallToolResult:
+    """A tool error whose text is `code: reason`."""
+    return CallToolResult(content=[TextContent(type="text", text=err.render())], is_error=True)
+
+
+def _success(structured: dict[str, Any], text: object) -> CallToolResult:
+    """A result carrying structured content and its JSON text."""
+    body = json.dumps(text, ensure_ascii=False, indent=2)
+    return CallToolResult(
+        content=[TextContent(type="text", text=body)], structured_content=structured
+    )
+
+
+class _LazyStore:
+    """The server's Store, opened at the first query that finds a database, then kept."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._store: Store | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Store | None:
+        with self._lock:
+            if self._store is None:
+                self._store = open_existing(self._settings)
+            return self._store
+
+
+def build_server(
+    settings: Settings, *, allow: Sequence[Path] = (), read_only: bool = False
+) -> MCPServer:
+    """The symdiff MCP server for one workspace; `allow` adds roots that path tools may read."""
+    server: MCPServer = MCPServer(
+        "symdiff", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
+    )
+    store = _LazyStore(settings)
+    allowed_roots = (settings.root, *(Path(p).resolve() for p in allow))
+
+    @server.tool(
+        name="diff",
+        title="Recent symbol-level changes",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=False),
+    )
+    def diff(
+        since: SinceArg = "24h",
+        limit: LimitArg = 50,
+        scope: ScopeArg = "impl",
+        include_patch: Annotated[bool, Field(description=(
+            "Add to each record `acp`: an ACP v2 Diff whose patch.text is the change's git "
+            "patch, rebuilt from stored snapshots."))] = False,
+        workspace: Annotated[str | None, Field(description=(
+            'Omit for the workspace this server watches; "all" for every workspace in the '
+            "database; or the absolute root path of another indexed workspace."))] = None,
+    ) -> Annotated[CallToolResult, DiffOutput]:
+        """Show recent file changes and which symbols (functions, methods, classes, ...) each
+        one added, removed, modified or signature_changed, newest first.
+
+        Complements `git log` with symbol-level attribution of uncommitted and committed work
+        alike: use it for bug triage ("what changed in the last hour?"), code review, or to
+        catch up with a repository mid-flight. Each record has path, old_path (renames),
+        timestamp (UTC), change_type (add/modify/delete/rename), lines_added/lines_removed,
+        scope (impl/test), language and symbols [{name, kind, change_type, start_line,
+        end_line}]. For the text of a change pass include_patch=true.
+        """
+        try:
+            records = diff_query(
+                store.get(), since=since, limit=limit, scope=scope,
+                include_patch=include_patch, workspace=workspace,
+                root=settings.root, host=settings.host,
+            )
+        except SymdiffError as err:
+            return _failure(err)
+        return _success({"result": records}, records)
+
+    # The SDK JSON-decodes a string argument unless its annotation is exactly `str`, so the
+    # optional strings are typed `str` with a None default (Field): a text that looks like
+    # JSON must reach the diff as the text it is.
+    @server.tool(
+        name="text_diff",
+        title="Unified diff of two files or texts",
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True),
+    )
+    def text_diff(
+        *,
+        path_a: Annotated[str, Field(default=None, description=(
+            "Path mode: the first file (absolute, or relative to the workspace root). Only "
+            "files inside the server's allowed roots can be read (else fs_denied)."))],
+        path_b: Annotated[str, Field(default=None, description="Path mode: the second file.")],
+        text_a: Annotated[str, Field(default=None, description=(
+            "Text mode: the first text. Give either both paths or both texts, never a mix."))],
+        text_b: Annotated[str, Field(default=None, description="Text mode: the second text.")],
+        label_a: Annotated[str, Field(default=None, description=(
+            'Header label for the first side (default: its path, or "a").'))],
+        label_b: Annotated[str, Field(default=None, description=(
+            'Header label for the second side (default: its path, or "b").'))],
+        context_lines: Annotated[int, Field(default=3), WithJsonSchema({
+            "type": "integer", "minimum": 0, "maximum": 20, "default": 3,
+            "description": "Lines of context around each change, 0-20.",
+        })],
+    ) -> Annotated[CallToolResult, TextDiffOutput]:
+        """Compare two files (path mode) or two texts (text mode) and return a unified diff
+        that GNU `patch` applies to A to give B exactly.
+
+        Output: diff (unified text, "" when identical), identical, label_a, label_b, lines_a,
+        lines_b, diff_lines, truncated (diff over 2 MB), and in path mode `acp`, an ACP v2
+        Diff. Errors: invalid_args (mixed or missing modes, context_lines outside 0-20),
+        fs_denied (a path outside the allowed roots), tool_failed (missing file, directory,
+        file over 4 MiB).
+        """
+        try:
+            result = run_text_diff(
+                path_a=path_a, path_b=path_b, text_a=text_a, text_b=text_b,
+                label_a=label_a, label_b=label_b, context_lines=context_lines,
+                allowed_roots=allowed_roots,
+            )
+        except SymdiffError as err:
+            return _failure(err)
+        return _success(dict(result), result)
+
+    if not read_only:
+        # apply_edits (seed 004) registers here, and only here: a --read-only server never
+        # offers a tool that writes files.
+        pass
+
+    return server
+
+
+def parse_http_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT` (IPv6 as `[::1]:PORT`) as a (host, port) pair."""
+    host, sep, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InvalidArgs(f"--http wants HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
+    return host, int(port)
+
+
+def serve(
+    settings: Settings,
+    *,
+    allow: Sequence[Path] = (),
+    read_only: bool = False,
+    http: tuple[str, int] | None = None,
+) -> None:
+    """Run the server over stdio, or streamable HTTP at `http` = (host, port), until stopped."""
+    server = build_server(settings, allow=allow, read_only=read_only)
+    if http is None:
+        server.run("stdio")
+    else:
+        host, port = http
+        server.run("streamable-http", host=host, port=port)
