@@ -4,13 +4,17 @@ Downloads sdists of consecutive releases of real pure-Python projects (cached in
 benchmarks/.cache), pairs their .py files by path, and scores `symbol_changes('python', old,
 new)` (function/method/class kinds) against an oracle built on Python's own parser. The
 oracle's rules are in docs/attribution.md. Prints precision and recall per change type and a
-few disagreements. Run: .venv/bin/python benchmarks/attribution_accuracy.py [--show N]
+few disagreements. The peer, PyDriller's `changed_methods` (lizard functions whose span holds an
+added or deleted line, kept in a set keyed by name and parameters), is scored in the same run on
+functions and methods with the change type ignored, as is symdiff.
+Run: .venv/bin/python benchmarks/attribution_accuracy.py [--show N]
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import subprocess
 import sys
 import tarfile
@@ -18,10 +22,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from symdiff.attribute import symbol_changes
+from symdiff.linediff import diff_lines
 
 CACHE = Path(__file__).parent / ".cache" / "sdists"
+PEER = Path(__file__).parent / ".cache" / "peer"
+LIZARD = "lizard==1.24.3"  # what PyDriller 2.x computes changed_methods with
 
 # (distribution, old version, new version): consecutive releases.
 PAIRS: tuple[tuple[str, str, str], ...] = (
@@ -33,6 +41,8 @@ PAIRS: tuple[tuple[str, str, str], ...] = (
     ("requests", "2.32.3", "2.32.4"),
     ("rich", "13.9.4", "14.0.0"),
     ("rich", "13.7.1", "13.8.0"),
+    ("flask", "3.0.3", "3.1.0"),
+    ("jinja2", "3.1.4", "3.1.5"),
 )
 KINDS = frozenset({"function", "method", "class"})
 TYPES = ("added", "removed", "modified", "signature_changed")
@@ -79,6 +89,8 @@ class Definition:
     name: str
     header: str
     body: tuple[str, ...]
+    line: int  # the `def`/`class` line, where lizard starts a function
+    is_class: bool
 
 
 DefNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -138,7 +150,10 @@ def definitions(source: bytes) -> list[Definition]:
     def visit(node: ast.AST, prefix: str) -> None:
         for child in _children(node):
             name = f"{prefix}{child.name}"
-            out.append(Definition(name, _header(child), _own_body(lines, child)))
+            is_class = isinstance(child, ast.ClassDef)
+            out.append(
+                Definition(name, _header(child), _own_body(lines, child), child.lineno, is_class)
+            )
             visit(child, name + ".")
 
     visit(tree, "")
@@ -177,6 +192,47 @@ def symdiff_records(old: bytes | None, new: bytes | None) -> Counter[Record]:
     )
 
 
+# --- the peer: PyDriller's changed_methods ---------------------------------------------------
+
+
+def lizard_module() -> Any:
+    """lizard, installed into the benchmark cache on first use (never into the project)."""
+    if not PEER.exists():
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(PEER), LIZARD],
+            check=True,
+        )
+    sys.path.insert(0, str(PEER))
+    return importlib.import_module("lizard")
+
+
+def peer_changed(lizard: Any, old: bytes | None, new: bytes | None) -> Counter[str]:
+    """PyDriller's changed methods, named by the oracle definition starting on the same line."""
+    diff = diff_lines(old or b"", new or b"")
+    deleted = [n for h in diff.hunks for n in h.removed]
+    added = [n for h in diff.hunks for n in h.added]
+    found: dict[tuple[str, tuple[str, ...]], str] = {}  # PyDriller's set: name + parameters
+    for source, lines in ((new, added), (old, deleted)):
+        if source is None:
+            continue
+        qualified = {d.line: d.name for d in definitions(source) if not d.is_class}
+        info = lizard.analyze_file.analyze_source_code("x.py", source.decode("utf-8"))
+        for fn in info.function_list:
+            if any(fn.start_line <= n <= fn.end_line for n in lines):
+                name = qualified.get(fn.start_line, f"?{fn.name}")
+                found.setdefault((fn.name, tuple(fn.parameters)), name)
+    return Counter(found.values())
+
+
+def changed_functions(records: Counter[Record], classes: set[str]) -> Counter[str]:
+    """Names of functions and methods with any change, as the peer's score counts them."""
+    out: Counter[str] = Counter()
+    for (name, _kind), n in records.items():
+        if name not in classes:
+            out[name] += n
+    return out
+
+
 # --- scoring ---------------------------------------------------------------------------------
 
 
@@ -206,6 +262,9 @@ def main() -> None:
     args = parser.parse_args()
 
     score = Score(Counter(), Counter(), Counter())
+    fn_score = {"symdiff": Score(Counter(), Counter(), Counter()),
+                "pydriller": Score(Counter(), Counter(), Counter())}  # fmt: skip
+    lizard = lizard_module()
     disagreements: list[str] = []
     files = 0
     elapsed = 0.0
@@ -227,6 +286,18 @@ def main() -> None:
                 score.predicted[kind] += n
             for (_name, kind), n in expected.items():
                 score.expected[kind] += n
+            classes = {
+                d.name for src in (old, new) if src is not None
+                for d in definitions(src) if d.is_class
+            }  # fmt: skip
+            fn_expected = changed_functions(expected, classes)
+            for who, fn_got in (
+                ("symdiff", changed_functions(got, classes)),
+                ("pydriller", peer_changed(lizard, old, new)),
+            ):
+                fn_score[who].tp["any"] += sum((fn_got & fn_expected).values())
+                fn_score[who].predicted["any"] += sum(fn_got.values())
+                fn_score[who].expected["any"] += sum(fn_expected.values())
             tag = f"{dist} {v_old}->{v_new} {path}"
             disagreements += [f"  extra   {tag}: {r}" for r in (got - expected).elements()]
             disagreements += [f"  missing {tag}: {r}" for r in (expected - got).elements()]
@@ -242,6 +313,12 @@ def main() -> None:
         precision = tp / pr if pr else 1.0
         recall = tp / ex if ex else 1.0
         print(f"{kind:<18} {ex:>7} {pr:>7} {tp:>7} {precision:>9.4f} {recall:>7.4f}")
+    print("functions and methods, change type ignored (the peer has no change types):")
+    for who, sc in fn_score.items():
+        tp, pr, ex = sc.tp["any"], sc.predicted["any"], sc.expected["any"]
+        precision, recall = tp / pr if pr else 1.0, tp / ex if ex else 1.0
+        print(f"  {who:<10} oracle {ex}  found {pr}  agree {tp}  "
+              f"precision {precision:.4f}  recall {recall:.4f}")  # fmt: skip
     print(f"disagreements: {len(disagreements)}")
     for line in disagreements[: args.show]:
         print(line)
