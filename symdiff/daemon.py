@@ -1,0 +1,422 @@
+"""The watch daemon: one per workspace; a start reconcile, then batches of settled events.
+
+Also the two things other processes need from it: whether one is running (`status`) and
+read-your-writes (`sync`: a query writes a cookie and waits until the daemon has recorded
+every event seen before it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+from symdiff.config import STATE_DIR, Settings
+from symdiff.errors import LockedError, StoreError
+from symdiff.ignore import IgnoreRules
+from symdiff.indexer import Progress, Report, reconcile
+from symdiff.store import Store
+from symdiff.watcher import COOKIE_DIR, Batch, DirtySet, Watcher, tracked_dirs
+
+log = logging.getLogger(__name__)
+
+LOCK_FILE = "daemon.lock"
+STATUS_FILE = "daemon.json"
+SYNC_TIMEOUT_S = 1.0
+POLL_S = 5.0  # full rescan period when some directories cannot be watched
+MAX_BACKOFF_S = 30.0
+LOG_EVERY_S = 60.0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _state_dir(settings: Settings) -> Path:
+    return settings.root / STATE_DIR
+
+
+# -- the lock ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def workspace_lock(settings: Settings, *, wait_s: float = 0.5) -> Iterator[dict[str, object]]:
+    """Hold the workspace's daemon lock (flock: the kernel releases it when we die).
+
+    Raises LockedError when another live daemon holds it. `wait_s` rides out the instant a
+    `status` or `sync` probe holds it shared.
+    """
+    path = _state_dir(settings) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole daemon's life
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = _read_holder(path)
+                    raise LockedError(
+                        f"a daemon already watches {settings.root} "
+                        f"(pid {holder.get('pid', '?')} on {holder.get('host', '?')}, "
+                        f"since {holder.get('started_at', '?')})") from None
+                time.sleep(0.02)
+        info: dict[str, object] = {"pid": os.getpid(), "host": settings.host,
+                                   "started_at": _now(), "root": str(settings.root)}
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(info))
+        f.flush()
+        yield info
+    finally:
+        f.close()  # releases the flock
+
+
+def _read_holder(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def running(settings: Settings) -> dict[str, object] | None:
+    """The live daemon's pid/host/start time, or None when no daemon holds the lock."""
+    path = _state_dir(settings) / LOCK_FILE
+    try:
+        f = open(path, encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None
+    with f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_holder(path) or {"pid": None}
+        except OSError:
+            return None
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return None
+
+
+# -- read-your-writes -------------------------------------------------------------------------
+
+
+def sync(settings: Settings, *, timeout: float = SYNC_TIMEOUT_S) -> bool:
+    """Wait until a running daemon has recorded every change made before this call.
+
+    Returns True when it has (or no daemon runs, so there is nothing to wait for), False when
+    `timeout` passed first: the answer that follows may then be stale.
+    """
+    if running(settings) is None:
+        return True
+    cookie_dir = settings.root / COOKIE_DIR
+    cookie = cookie_dir / uuid.uuid4().hex
+    try:
+        cookie.touch(exist_ok=False)
+    except OSError as exc:
+        log.warning("cannot write a sync cookie in %s: %s", cookie_dir, exc)
+        return False
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while time.monotonic() < deadline:
+        if not cookie.exists():
+            return True
+        time.sleep(delay)
+        delay = min(delay * 2, 0.01)
+    with contextlib.suppress(FileNotFoundError):
+        cookie.unlink()
+        return False
+    return True  # acked between the last check and the unlink
+
+
+# -- the daemon -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Stats:
+    """What the daemon has done since it started (written to the status file)."""
+
+    started_at: str = field(default_factory=_now)
+    batches: int = 0
+    events: int = 0
+    changes: int = 0
+    full_rescans: int = 0
+    overflows: int = 0
+    last_reconcile: str | None = None
+    last_reconcile_ms: float | None = None
+    degraded: bool = False
+    unwatched: list[str] = field(default_factory=list)
+
+
+class Daemon:
+    """Watch one workspace and record its changes until `stop()` (or a signal)."""
+
+    def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
+                 max_delay_s: float = 1.0) -> None:
+        self.settings = settings
+        self.poll_s = poll_s
+        self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
+        self.stats = Stats()
+        self.ready = threading.Event()
+        self._stop = threading.Event()
+        self._store: Store | None = None
+        self._watcher: Watcher | None = None
+
+    def stop(self) -> None:
+        """Ask the loop to flush pending events and return (safe from a signal handler)."""
+        self._stop.set()
+        self.dirty.wake()
+
+    @property
+    def watcher(self) -> Watcher | None:
+        """The running watcher (for diagnostics and tests)."""
+        return self._watcher
+
+    def run(self, *, show_progress: bool = False) -> Stats:
+        """Lock, reconcile the whole tree, then follow events until stopped."""
+        with workspace_lock(self.settings) as info:
+            self.stats.started_at = str(info["started_at"])
+            store = self._store = _open_store(self.settings)
+            try:
+                self._start_watching()
+                self._start_reconcile(show_progress)
+                self._check_watches(None)
+                self.ready.set()
+                log.info("watching %s (%s)", self.settings.root,
+                         "degraded: periodic rescans" if self.stats.degraded else "inotify")
+                self._loop()
+                self._flush()
+            finally:
+                if self._watcher is not None:
+                    self._watcher.stop()
+                store.close()
+                self._write_status(running=False)
+                self.ready.set()
+        return self.stats
+
+    def _start_reconcile(self, show_progress: bool) -> None:
+        """The full pass every start makes (a baseline on the first), with a progress bar."""
+        full = Batch(frozenset(), full=True)
+        if not show_progress:
+            self._reconcile(full)
+            return
+        from symdiff.progress import progress_bar
+
+        with progress_bar("reconciling") as bar:
+            self._reconcile(full, progress=bar)
+
+    def _start_watching(self) -> None:
+        _clear_cookies(self.settings)
+        watcher = Watcher(self.settings.root, self.dirty)
+        try:
+            watcher.start()
+        except OSError as exc:
+            # ENOSPC/EMFILE: the inotify watch or instance limit. Keep recording, by polling.
+            self._degrade([f"(inotify unavailable: {exc.strerror or exc})"])
+            return
+        self._watcher = watcher
+
+    def _loop(self) -> None:
+        last_log = time.monotonic()
+        while not self._stop.is_set():
+            timeout = self.poll_s if self.stats.degraded else LOG_EVERY_S
+            batch = self.dirty.take(timeout)
+            if self._stop.is_set():
+                self.dirty.restore(batch)
+                break
+            if not batch and self.stats.degraded:
+                batch = Batch(frozenset(), full=True)
+            if batch:
+                self._reconcile(batch)
+                if batch.full or batch.paths:
+                    self._check_watches(batch)
+            if time.monotonic() - last_log >= LOG_EVERY_S:
+                last_log = time.monotonic()
+                log.info("%d batches, %d events, %d changes recorded, last reconcile %s",
+                         self.stats.batches, self.stats.events, self.stats.changes,
+                         self.stats.last_reconcile)
+
+    def _flush(self) -> None:
+        """Record what is pending at shutdown, without waiting for it to settle."""
+        batch = self.dirty.take(0, settle=False)
+        if batch:
+            self._reconcile(batch, retries=3)
+
+    def _reconcile(self, batch: Batch, *, progress: Progress | None = None,
+                   retries: int | None = None) -> bool:
+        """Record one batch; on failure keep it and retry with backoff.
+
+        Retries until stopped (`retries` None) or that many times; a batch not recorded goes
+        back into the dirty set, so that nothing is lost.
+        """
+        backoff = 0.1
+        attempt = 0
+        while True:
+            try:
+                report = self._run_pass(batch, progress)
+            except StoreError as exc:
+                log.warning("database unavailable (%s); retrying in %.1fs", exc.reason, backoff)
+            except Exception:  # a bug must cost a retry, never the daemon or the batch
+                log.exception("reconcile failed; retrying in %.1fs", backoff)
+            else:
+                self._done(batch, report)
+                return True
+            attempt += 1
+            if retries is None:
+                gave_up = self._stop.wait(backoff)
+            else:
+                gave_up = attempt > retries
+                time.sleep(0 if gave_up else backoff)
+            if gave_up:
+                self.dirty.restore(batch)
+                log.error("%s pending changes not recorded; the next start's reconcile will "
+                          "record them", "all" if batch.full else len(batch.paths))
+                return False
+            backoff = min(backoff * 2, MAX_BACKOFF_S)
+
+    def _run_pass(self, batch: Batch, progress: Progress | None) -> Report:
+        assert self._store is not None
+        if batch.full:
+            return reconcile(self._store, self.settings, moves=batch.moves, progress=progress)
+        if not batch.paths:
+            return Report(baseline=False, scanned=0, read=0, changes=())
+        return reconcile(self._store, self.settings, paths=batch.paths, moves=batch.moves)
+
+    def _done(self, batch: Batch, report: Report) -> None:
+        s = self.stats
+        s.batches += 1
+        s.events += batch.events
+        s.changes += len(report.changes)
+        s.full_rescans += int(batch.full)
+        s.last_reconcile = _now()
+        s.last_reconcile_ms = round(report.seconds * 1000, 1)
+        if self._watcher is not None:
+            s.overflows = self._watcher.alarm.count
+        for name in batch.cookies:
+            # The ack: every event seen before the cookie is now recorded.
+            with contextlib.suppress(OSError):
+                (self.settings.root / COOKIE_DIR / name).unlink()
+        if batch.full:
+            log.info("%s of %d files: %d changes in %.2fs",
+                     "baseline" if report.baseline else "full reconcile", report.scanned,
+                     len(report.changes), report.seconds)
+        elif report.changes:
+            log.debug("%d paths: %d changes in %.0f ms", len(batch.paths), len(report.changes),
+                      report.seconds * 1000)
+        self._write_status(running=True)
+
+    def _check_watches(self, batch: Batch | None) -> None:
+        """Compare the directories we mean to watch with what inotify watches."""
+        if self._watcher is None or self.stats.degraded:
+            return
+        rules = IgnoreRules(self.settings.root, self.settings.ignore)
+        starts = [""] if batch is None or batch.full else sorted(batch.paths)
+        dirs: dict[str, int] = {}
+        for start in starts:
+            if (self.settings.root / start).is_dir():
+                dirs.update(tracked_dirs(self.settings.root, rules, start))
+        missing = self._watcher.unwatched(dirs)
+        if missing:
+            time.sleep(0.25)  # watchdog may not have reached those creations yet
+            again = tracked_dirs(self.settings.root, rules, "")
+            missing = self._watcher.unwatched({d: again[d] for d in missing if d in again})
+        if missing:
+            self._degrade(missing)
+
+    def _degrade(self, missing: list[str]) -> None:
+        self.stats.degraded = True
+        self.stats.unwatched = missing[:20]
+        log.warning(
+            "WATCH LIMIT: %d directories cannot be watched (e.g. %s); falling back to a full "
+            "rescan every %.0fs. Raise fs.inotify.max_user_watches to restore instant updates.",
+            len(missing), ", ".join(missing[:3]) or "?", self.poll_s)
+        self.dirty.wake()
+
+    def _write_status(self, *, running: bool) -> None:
+        s = self.stats
+        data = {"pid": os.getpid(), "host": self.settings.host, "root": str(self.settings.root),
+                "running": running, "started_at": s.started_at,
+                "last_reconcile": s.last_reconcile, "last_reconcile_ms": s.last_reconcile_ms,
+                "batches": s.batches, "events": s.events, "changes_recorded": s.changes,
+                "full_rescans": s.full_rescans, "overflows": s.overflows,
+                "degraded": s.degraded, "unwatched": s.unwatched}
+        path = _state_dir(self.settings) / STATUS_FILE
+        tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("cannot write %s: %s", path, exc)
+
+
+def _open_store(settings: Settings) -> Store:
+    from symdiff.api import open_store
+
+    return open_store(settings)
+
+
+def _clear_cookies(settings: Settings) -> None:
+    """Cookies left by queries that gave up while no daemon ran mean nothing now."""
+    d = settings.root / COOKIE_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    for entry in os.scandir(d):
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+
+
+def watch(settings: Settings, *, show_progress: bool = False) -> Stats:
+    """Run the daemon in the foreground until SIGINT/SIGTERM; pending events are flushed."""
+    daemon = Daemon(settings)
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("%s: flushing and stopping", signal.Signals(signum).name)
+        daemon.stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return daemon.run(show_progress=show_progress)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def status(settings: Settings) -> dict[str, object]:
+    """Whether a daemon watches the workspace, since when, and how many changes it has."""
+    holder = running(settings)
+    out: dict[str, object] = {"root": str(settings.root), "running": holder is not None}
+    if holder is not None:
+        out.update({k: holder.get(k) for k in ("pid", "host", "started_at")})
+    path = _state_dir(settings) / STATUS_FILE
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            for key in ("last_reconcile", "changes_recorded", "degraded", "overflows"):
+                out[key] = data.get(key)
+    out["changes"] = _count_changes(settings)
+    return out
+
+
+def _count_changes(settings: Settings) -> int | None:
+    db_file = settings.db_url.removeprefix("sqlite:///")
+    if settings.db_url.startswith("sqlite:///") and not os.path.exists(db_file):
+        return None
+    try:
+        with Store(settings.db_url) as store:
+            ws = store.find_workspace(str(settings.root), settings.host)
+            return None if ws is None else store.count_changes(ws.id)
+    except StoreError:
+        return None
+
