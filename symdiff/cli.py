@@ -71,6 +71,62 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
                f"{len(report.changes)} changes recorded, {len(report.skipped)} skipped")
 
 
+@cli.command("watch")
+@click.argument("root", required=False, type=click.Path(file_okay=False, exists=True))
+@db_option
+@ignore_option
+@test_option
+@click.option("--settle-ms", "settle_ms", type=int, default=None, metavar="MS",
+              help="Quiet window before a batch of events is recorded (default: "
+                   "$SYMDIFF_SETTLE_MS, else 40).")
+@click.option("-q", "--quiet", "quiet", is_flag=True, help="Log only warnings and errors.")
+def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
+              test_patterns: tuple[str, ...], settle_ms: int | None, quiet: bool) -> None:
+    """Watch ROOT (default: .) in the foreground and record every change until Ctrl-C.
+
+    Every start reconciles what changed while no daemon ran (the first takes a baseline).
+    One daemon per workspace; SIGINT/SIGTERM record pending events, then exit.
+    """
+    import logging
+
+    from symdiff.daemon import watch
+
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
+                        format="%(asctime)s symdiff %(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns,
+                                settle_ms=settle_ms)
+    try:
+        watch(settings, show_progress=True)
+    except SymdiffError as err:
+        fail(err)
+
+
+@cli.command("status")
+@click.argument("root", required=False, type=click.Path(file_okay=False, exists=True))
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status_cmd(root: str | None, db: str | None, as_json: bool) -> None:
+    """Show whether a daemon watches ROOT (default: .), since when, and how many changes it has."""
+    from symdiff.daemon import status
+
+    info = status(Settings.resolve(root, db=db))
+    if as_json:
+        import json
+
+        click.echo(json.dumps(info, indent=2))
+        return
+    if info["running"]:
+        click.echo(f"daemon running (pid {info.get('pid')} on {info.get('host')}) "
+                   f"since {info.get('started_at')}; last reconcile {info.get('last_reconcile')}")
+        if info.get("degraded"):
+            click.echo("warning: some directories cannot be watched; rescanning periodically")
+    else:
+        click.echo(f"no daemon watches {info['root']}")
+    changes = info.get("changes")
+    click.echo("not indexed yet" if changes is None else f"{changes} changes recorded")
+
+
 @cli.group("db")
 def db_group() -> None:
     """Database maintenance."""
