@@ -19,6 +19,9 @@ __all__ = ["attribute", "symbol_changes"]
 # Pairing prefers identical content over nearness; nearness is counted in lines, so any
 # content match outweighs any distance a real file can have.
 _CONTENT_MISMATCH_COST = 1 << 40
+# Above this many candidate pairs in one group (thousands of same-named definitions, e.g.
+# generated code), the quadratic alignment gives way to pairing in source order.
+_ALIGN_LIMIT = 250_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +242,8 @@ def _align(
     cheapest (identical text first, then nearest once old lines are mapped to new ones)."""
     old_ids = sorted(old_ids, key=lambda i: old.symbols[i].start_line)
     new_ids = sorted(new_ids, key=lambda j: new.symbols[j].start_line)
-    if len(old_ids) == len(new_ids):
-        return dict(zip(old_ids, new_ids, strict=True))
+    if len(old_ids) == len(new_ids) or len(old_ids) * len(new_ids) > _ALIGN_LIMIT:
+        return dict(zip(old_ids, new_ids, strict=False))
 
     def cost(i: int, j: int) -> int:
         mismatch = 0 if old.body[i] == new.body[j] else _CONTENT_MISMATCH_COST

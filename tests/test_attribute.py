@@ -186,6 +186,24 @@ def test_duplicate_inserted_between_identical_definitions_is_the_one_added() -> 
     assert run(olds, news, old, new) == [("f", "added", 7, 8)]
 
 
+def test_without_identical_bodies_the_nearest_duplicate_is_paired() -> None:
+    # The first f goes and the second is edited: its old start, carried through the diff,
+    # lands on the new f's start line, so the first is the one removed.
+    old = "def f():\n    return 1\ndef f():\n    x = 2\n    return x\n"
+    new = "def f():\n    x = 2\n    return x + 1\n"
+    got = run([sym("f", 1, 2), sym("f", 3, 5)], [sym("f", 1, 3)], old, new)
+    assert got == [("f", "modified", 1, 3), ("f", "removed", 1, 2)]
+
+
+def test_huge_duplicate_groups_still_pair_every_symbol() -> None:
+    n = 600
+    old = "".join(f"def f():\n    return {i}\n" for i in range(n))
+    new = old + "def f():\n    return -1\n"
+    olds = [sym("f", 2 * i + 1, 2 * i + 2) for i in range(n)]
+    news = [*olds, sym("f", 2 * n + 1, 2 * n + 2)]
+    assert run(olds, news, old, new) == [("f", "added", 2 * n + 1, 2 * n + 2)]
+
+
 def test_same_name_in_different_classes_is_distinct() -> None:
     init = "    def __init__(self):\n        pass\n"
     old = "class A:\n" + init + "class B:\n" + init
