@@ -1,0 +1,305 @@
+"""The MCP server from a real MCP client: `symdiff serve` over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import jsonschema
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
+
+from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.store import Mutation, Store
+from symdiff.store.blobs import pack
+
+HOST = "mcp-test-host"
+# The published ToolCallContent schema (ACP v2), as tests/test_acp.py uses it.
+ACP_SCHEMA = Path(__file__).parent / "fixtures" / "acp" / "v2_schema.toolcallcontent.json"
+
+Check = Callable[[ClientSession], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    db_url: str
+
+
+def _record(store: Store, ws_id: int, path: str, minutes: float, scope: Scope,
+            *, old: bytes | None = None, new: bytes | None = None) -> None:
+    blobs = tuple(pack(b) for b in (old, new) if b is not None)
+    store.apply(ws_id, [Mutation(blobs=blobs, change=FileChange(
+        path=path, old_path=None, timestamp=datetime.now(UTC) - timedelta(minutes=minutes),
+        change_type=ChangeType.MODIFY, lines_added=1, lines_removed=1, scope=scope,
+        language="python",
+        symbols=(SymbolChange("f", "function", SymbolChangeType.MODIFIED, 1, 2),),
+        old_hash=None if old is None else blobs[0].hash,
+        new_hash=None if new is None else blobs[-1].hash,
+    ))])
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    """60 impl changes in the last hour, 3 older test changes, one 30-hour-old change."""
+    base = tmp_path_factory.mktemp("mcp")
+    root = (base / "ws").resolve()
+    root.mkdir()
+    (root / "a.txt").write_text("one\ntwo\n")
+    (root / "b.txt").write_text("one\nthree\n")
+    db = base / "db" / "index.db"
+    db.parent.mkdir()
+    url = f"sqlite:///{db}"
+    with Store(url) as store:
+        ws = store.ensure_workspace(str(root), HOST)
+        _record(store, ws.id, "old.py", 30 * 60, Scope.IMPL)
+        for i in range(3):
+            _record(store, ws.id, f"tests/test_{i}.py", 50 + i, Scope.TEST)
+        for i in range(60):
+            _record(store, ws.id, f"src/m{i}.py", i * 0.5, Scope.IMPL,
+                    old=b"x = 1\n", new=f"x = {i}\n".encode())
+    return Workspace(root, url)
+
+
+def _server_args(ws: Workspace, *extra: str) -> list[str]:
+    return ["-m", "symdiff", "serve", "--root", str(ws.root), "--db", ws.db_url, *extra]
+
+
+def run_stdio(ws: Workspace, check: Check, *extra: str) -> None:
+    """Start `python -m symdiff serve` as an agent host would and run `check` in a session."""
+    params = StdioServerParameters(command=sys.executable, args=_server_args(ws, *extra),
+                                   env={"SYMDIFF_HOST": HOST}, cwd=str(ws.root))
+
+    async def main() -> None:
+        with open("/dev/null", "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                await check(session)
+
+    anyio.run(main)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_url(workspace: Workspace) -> Iterator[str]:
+    """`symdiff serve --http 127.0.0.1:<port>` running as a subprocess."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, *_server_args(workspace, "--http",
+                                                           f"127.0.0.1:{port}")],
+                            env={"SYMDIFF_HOST": HOST, "PATH": "/usr/bin:/bin"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("symdiff serve --http did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def run_http(url: str, check: Check) -> None:
+    async def main() -> None:
+        async with streamable_http_client(url) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            await check(session)
+
+    anyio.run(main)
+
+
+async def call(session: ClientSession, name: str, args: dict[str, Any]) -> CallToolResult:
+    result = await session.call_tool(name, args)
+    assert isinstance(result, CallToolResult)
+    return result
+
+
+def text_of(result: CallToolResult) -> str:
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def records(session: ClientSession, **args: Any) -> list[dict[str, Any]]:
+    result = await call(session, "diff", args)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    items: list[dict[str, Any]] = result.structured_content["result"]
+    assert json.loads(text_of(result)) == items  # the text content is the same JSON array
+    return items
+
+
+async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> None:
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert set(tools) == expect
+    diff = tools["diff"]
+    props = diff.input_schema["properties"]
+    assert set(props) == {"since", "limit", "scope", "include_patch", "workspace"}
+    assert props["since"]["type"] == "string" and props["since"]["default"] == "24h"
+    assert props["scope"]["enum"] == ["impl", "test", "all"]
+    assert "type" not in props["limit"]  # any JSON value is accepted, then normalised
+    assert "720h" in props["since"]["description"]
+    assert diff.description and "symbol" in diff.description
+    assert diff.output_schema is not None
+    assert diff.output_schema["properties"]["result"]["type"] == "array"
+    jsonschema.Draft202012Validator.check_schema(diff.input_schema)
+    jsonschema.Draft202012Validator.check_schema(diff.output_schema)
+    td = tools["text_diff"]
+    assert {"path_a", "path_b", "text_a", "text_b", "label_a", "label_b",
+            "context_lines"} == set(td.input_schema["properties"])
+    assert td.output_schema is not None and "identical" in td.output_schema["properties"]
+    assert diff.annotations is not None and diff.annotations.read_only_hint
+
+
+async def check_diff_rules(session: ClientSession) -> None:
+    tools = {t.name: t for t in (await session.list_tools()).tools}
+    output_schema = tools["diff"].output_schema
+    assert output_schema is not None
+
+    default = await records(session)
+    assert len(default) == 50
+    assert [r["path"] for r in default[:3]] == ["src/m0.py", "src/m1.py", "src/m2.py"]
+    stamps = [r["timestamp"] for r in default]
+    assert stamps == sorted(stamps, reverse=True)
+    assert default[0]["symbols"] == [{"name": "f", "kind": "function",
+                                      "change_type": "modified", "start_line": 1,
+                                      "end_line": 2}]
+    jsonschema.validate({"result": default}, output_schema)
+
+    for limit in (0, 501, -3, 2.5, "ten", None, True, [1], {"n": 1}):
+        assert len(await records(session, limit=limit)) == 50, limit
+    assert len(await records(session, limit=7)) == 7
+    assert len(await records(session, limit=500)) == 60
+    # scope before limit: the 3 test changes are older than 50 impl changes.
+    tests = await records(session, scope="test", limit=2)
+    assert [r["path"] for r in tests] == ["tests/test_0.py", "tests/test_1.py"]
+    assert len(await records(session, scope="test")) == 3
+    assert len(await records(session, scope="all", limit=500)) == 63
+    assert len(await records(session, since="31h", limit=500)) == 61
+    assert len(await records(session, since="100000h", limit=500)) == 61  # clamped to 720h
+    assert len(await records(session, since=None, scope=None, limit=500)) == 60
+    assert len(await records(session, since="31h", scope="all", limit=500)) == 64
+    assert len(await records(session, since="1m", scope="all", limit=500)) < 60
+
+    patched = await records(session, limit=1, include_patch=True)
+    acp = patched[0]["acp"]
+    assert acp["changes"][0]["path"] == "/".join([str(Path(acp["changes"][0]["path"]).parent),
+                                                    "m0.py"])
+    assert acp["patch"]["format"] == "git_patch" and "+x = 0" in acp["patch"]["text"]
+    jsonschema.validate(acp, json.loads(ACP_SCHEMA.read_text()))
+
+
+async def check_diff_errors(session: ClientSession) -> None:
+    cases = {
+        json.dumps({"since": "1 day"}): 'invalid_args: since: time: unknown unit " day" in '
+                                        'duration "1 day"',
+        json.dumps({"since": "7d"}): 'invalid_args: since: time: unknown unit "d" in duration '
+                                     '"7d"',
+        json.dumps({"since": "-1h"}): 'invalid_args: since must not be negative, got "-1h"',
+        json.dumps({"since": 24}): "invalid_args: since must be a string, got 24",
+        json.dumps({"scope": "docs"}): 'invalid_args: scope must be "impl", "test" or "all", '
+                                       'got "docs"',
+        json.dumps({"scope": "docs", "since": "7d"}): "invalid_args: since",
+    }
+    for args, prefix in cases.items():
+        result = await call(session, "diff", json.loads(args))
+        assert result.is_error, args
+        assert text_of(result).startswith(prefix), (args, text_of(result))
+        assert result.structured_content is None
+
+
+async def check_text_diff(session: ClientSession, root: Path) -> None:
+    same = await call(session, "text_diff", {"text_a": '{"k": 1}\n', "text_b": '{"k": 1}\n'})
+    assert not same.is_error and same.structured_content is not None
+    assert same.structured_content["identical"] is True
+    text = await call(session, "text_diff", {"text_a": "[1]\n", "text_b": "[2]\n"})
+    assert text.structured_content is not None
+    assert "-[1]\n+[2]\n" in text.structured_content["diff"]
+    paths = await call(session, "text_diff", {"path_a": str(root / "a.txt"),
+                                              "path_b": str(root / "b.txt")})
+    assert paths.structured_content is not None, text_of(paths)
+    assert "+three" in paths.structured_content["diff"]
+    assert "acp" in paths.structured_content
+    denied = await call(session, "text_diff", {"path_a": "/etc/passwd",
+                                               "path_b": str(root / "a.txt")})
+    assert denied.is_error and text_of(denied).startswith("fs_denied: ")
+    mixed = await call(session, "text_diff", {"path_a": str(root / "a.txt"), "text_b": "x"})
+    assert mixed.is_error and text_of(mixed).startswith("invalid_args: ")
+    wide = await call(session, "text_diff", {"text_a": "a", "text_b": "b", "context_lines": 21})
+    assert wide.is_error and text_of(wide).startswith("invalid_args: ")
+    folder = await call(session, "text_diff", {"path_a": str(root), "path_b": str(root)})
+    assert folder.is_error and text_of(folder).startswith("tool_failed: ")
+
+
+def test_stdio_lists_tools_with_schemas(workspace: Workspace) -> None:
+    async def check(session: ClientSession) -> None:
+        await check_tool_listing(session, expect={"diff", "text_diff"})
+    run_stdio(workspace, check, "--read-only")
+
+
+def test_stdio_diff_rules(workspace: Workspace) -> None:
+    run_stdio(workspace, check_diff_rules)
+
+
+def test_stdio_diff_errors_are_tool_errors(workspace: Workspace) -> None:
+    run_stdio(workspace, check_diff_errors)
+
+
+def test_stdio_text_diff(workspace: Workspace) -> None:
+    async def check(session: ClientSession) -> None:
+        await check_text_diff(session, workspace.root)
+    run_stdio(workspace, check)
+
+
+def test_stdio_serves_before_anything_is_indexed(tmp_path: Path) -> None:
+    root = (tmp_path / "fresh").resolve()
+    root.mkdir()
+    ws = Workspace(root, f"sqlite:///{root / '.symdiff' / 'index.db'}")
+
+    async def check(session: ClientSession) -> None:
+        assert await records(session) == []
+        bad = await call(session, "diff", {"scope": "nope"})
+        assert bad.is_error and text_of(bad).startswith("invalid_args: scope")
+    run_stdio(ws, check)
+    assert not (root / ".symdiff").exists()
+
+
+def test_http_transport(workspace: Workspace, http_url: str) -> None:
+    async def check(session: ClientSession) -> None:
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert {"diff", "text_diff"} <= tools
+        await check_diff_rules(session)
+        await check_diff_errors(session)
+        await check_text_diff(session, workspace.root)
+    run_http(http_url, check)
+
+
+def test_bad_http_address_exits_2(workspace: Workspace) -> None:
+    proc = subprocess.run([sys.executable, *_server_args(workspace, "--http", "localhost")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "invalid_args: --http wants HOST:PORT" in proc.stderr
