@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
 import click
 
@@ -79,9 +79,13 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
 @click.option("--settle-ms", "settle_ms", type=int, default=None, metavar="MS",
               help="Quiet window before a batch of events is recorded (default: "
                    "$SYMDIFF_SETTLE_MS, else 40).")
+@click.option("--rescan-s", "rescan_s", type=float, default=5.0, show_default=True,
+              metavar="SECONDS",
+              help="Full rescan period when some directories cannot be watched (watch limit).")
 @click.option("-q", "--quiet", "quiet", is_flag=True, help="Log only warnings and errors.")
 def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
-              test_patterns: tuple[str, ...], settle_ms: int | None, quiet: bool) -> None:
+              test_patterns: tuple[str, ...], settle_ms: int | None, rescan_s: float,
+              quiet: bool) -> None:
     """Watch ROOT (default: .) in the foreground and record every change until Ctrl-C.
 
     Every start reconciles what changed while no daemon ran (the first takes a baseline).
@@ -97,7 +101,7 @@ def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
     settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns,
                                 settle_ms=settle_ms)
     try:
-        watch(settings, show_progress=True)
+        watch(settings, show_progress=True, poll_s=rescan_s)
     except SymdiffError as err:
         fail(err)
 
@@ -264,6 +268,62 @@ def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: st
     except SymdiffError as err:
         fail(err)
     serve(settings, allow=[Path(p) for p in allow], read_only=read_only, http=address)
+
+
+@cli.command("apply")
+@click.argument("source", default="-", type=click.File("r", encoding="utf-8"))
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Workspace root; relative paths in the edits are relative to it (default: .).")
+@db_option
+@click.option("--allow", "allow", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="Another directory the edits may write in (repeatable).")
+@click.option("--dry-run", "dry_run", is_flag=True, help="Validate and preview; write nothing.")
+@click.option("--backup", "backup", is_flag=True, help="Keep each edited file as <file>.backup.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+def apply_cmd(source: TextIO, root: str | None, db: str | None,
+              allow: tuple[str, ...], dry_run: bool, backup: bool, as_json: bool) -> None:
+    """Apply SEARCH/REPLACE edits from SOURCE (a file, or - for stdin; default: -).
+
+    SOURCE holds `FILE: path` lines each followed by `<<<<<<< SEARCH` / `=======` /
+    `>>>>>>> REPLACE` blocks, or the JSON form [{"file": ..., "blocks": [{"search": ...,
+    "replace": ...}]}]. Every block must match exactly once before anything is written; then
+    all files are written atomically (or none) and the change is recorded in the index.
+    """
+    from pathlib import Path
+
+    from symdiff.edits import apply_edits
+
+    settings = Settings.resolve(root, db=db)
+    try:
+        result = apply_edits(source.read(), settings=settings,
+                             allow=[Path(a).resolve() for a in allow],
+                             dry_run=dry_run, backup=backup)
+    except SymdiffError as err:
+        fail(err)
+    if as_json:
+        import json
+
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        _print_apply(result)
+
+
+def _print_apply(result: dict[str, Any]) -> None:
+    marks = {"add": "A", "modify": "M", "unchanged": "="}
+    files = result["files"]
+    head = "dry run, nothing written" if result["dry_run"] else f"applied to {len(files)} files"
+    click.echo(f"{head}: +{result['lines_added']} -{result['lines_removed']}")
+    for f in files:
+        backup = f"  (backup {f['backup']})" if "backup" in f else ""
+        click.echo(f"  {marks[f['operation']]} {f['path']}  +{f['lines_added']} "
+                   f"-{f['lines_removed']}  {f['blocks']} block(s){backup}")
+        for s in f["symbols"]:
+            click.echo(f"      {s['change_type']:<17} {s['kind']} {s['name']} "
+                       f"(lines {s['start_line']}-{s['end_line']})")
+    if "recorded" in result:
+        click.echo(f"recorded {len(result['recorded'])} change(s) in the index")
+    if "record_error" in result:
+        click.echo(f"not recorded in the index: {result['record_error']}", err=True)
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ SYNC_TIMEOUT_S = 1.0
 POLL_S = 5.0  # full rescan period when some directories cannot be watched
 MAX_BACKOFF_S = 30.0
 LOG_EVERY_S = 60.0
+FLUSH_WAIT_S = 2.0
 
 
 def _now() -> str:
@@ -250,7 +251,17 @@ class Daemon:
                          self.stats.last_reconcile)
 
     def _flush(self) -> None:
-        """Record what is pending at shutdown, without waiting for it to settle."""
+        """Record what is pending at shutdown, without waiting for it to settle.
+
+        A cookie of our own first proves that every event from before the stop has travelled
+        through watchdog's threads into the dirty set.
+        """
+        if self._watcher is not None:
+            name = f"flush-{uuid.uuid4().hex}"
+            with contextlib.suppress(OSError):
+                (self.settings.root / COOKIE_DIR / name).touch()
+                if not self.dirty.wait_cookie(name, FLUSH_WAIT_S):
+                    log.warning("events still in flight at shutdown; the next start records them")
         batch = self.dirty.take(0, settle=False)
         if batch:
             self._reconcile(batch, retries=3)
@@ -377,9 +388,9 @@ def _clear_cookies(settings: Settings) -> None:
             os.unlink(entry.path)
 
 
-def watch(settings: Settings, *, show_progress: bool = False) -> Stats:
+def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = POLL_S) -> Stats:
     """Run the daemon in the foreground until SIGINT/SIGTERM; pending events are flushed."""
-    daemon = Daemon(settings)
+    daemon = Daemon(settings, poll_s=poll_s)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         log.info("%s: flushing and stopping", signal.Signals(signum).name)

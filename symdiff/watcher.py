@@ -127,6 +127,11 @@ class DirtySet:
             self._cookies.add(name)
             self._cond.notify_all()
 
+    def wait_cookie(self, name: str, timeout: float) -> bool:
+        """Wait until the cookie `name` has been seen (so has every event before it)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: name in self._cookies, timeout)
+
     def overflow(self) -> None:
         """Events were lost: the next batch is a full rescan."""
         with self._cond:

@@ -1,0 +1,199 @@
+"""The watcher: events become settled, coalesced batches of dirty paths; overflow is heard."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+)
+
+from symdiff.ignore import IgnoreRules
+from symdiff.watcher import (
+    COOKIE_DIR,
+    OVERFLOW_LOGGER,
+    Batch,
+    DirtySet,
+    Watcher,
+    _Handler,
+    collapse,
+    tracked_dirs,
+    watched_inodes,
+)
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_collapse_drops_paths_under_a_dirty_directory() -> None:
+    assert collapse(["a/b/c.py", "a/b", "a/bc.py", "x.py", "a/b/d/e.py"]) == \
+        {"a/b", "a/bc.py", "x.py"}
+    assert collapse(["", "a/b.py"]) == {""}
+
+
+def test_hints_are_handed_out_only_after_the_settle_window() -> None:
+    clock = FakeClock()
+    dirty = DirtySet(settle_s=0.04, max_delay_s=1.0, clock=clock)
+    dirty.mark("a.py")
+    assert not dirty.take(0)  # not settled yet: nothing
+    clock.now += 0.03
+    dirty.mark("b.py")
+    clock.now += 0.03  # 60 ms after the first, 30 ms after the last: still busy
+    assert not dirty.take(0)
+    clock.now += 0.02
+    batch = dirty.take(0)
+    assert batch.paths == {"a.py", "b.py"} and batch.events == 2
+    assert not dirty.take(0)  # drained
+
+
+def test_a_continuous_stream_is_flushed_after_max_delay() -> None:
+    clock = FakeClock()
+    dirty = DirtySet(settle_s=0.04, max_delay_s=0.2, clock=clock)
+    for _ in range(10):  # an event every 30 ms never lets the window settle
+        dirty.mark("log.txt")
+        clock.now += 0.03
+    assert dirty.take(0).paths == {"log.txt"}
+
+
+def test_a_cookie_needs_no_settling_and_moves_chain() -> None:
+    clock = FakeClock()
+    dirty = DirtySet(settle_s=10, clock=clock)
+    dirty.move("a.py", "b.py")
+    dirty.move("b.py", "c.py")
+    dirty.move("x.py", "y.py")
+    dirty.move("y.py", "x.py")  # moved back: no hint
+    dirty.cookie("abc")
+    batch = dirty.take(0)
+    assert batch.moves == {"c.py": "a.py"}
+    assert batch.cookies == {"abc"}
+    assert batch.paths == {"a.py", "b.py", "c.py", "x.py", "y.py"}
+
+
+def test_too_many_paths_or_an_overflow_become_a_full_rescan() -> None:
+    clock = FakeClock()
+    dirty = DirtySet(settle_s=0, max_paths=3, clock=clock)
+    dirty.mark("a", "b", "c", "d")
+    batch = dirty.take(0)
+    assert batch.full and not batch.paths
+    dirty.mark("a")
+    dirty.overflow()
+    dirty.mark("b")
+    assert dirty.take(0).full
+
+
+def test_restore_puts_a_failed_batch_back() -> None:
+    dirty = DirtySet(settle_s=0, clock=FakeClock())
+    dirty.restore(Batch(frozenset({"a.py"}), {"a.py": "z.py"}, frozenset({"k"})))
+    batch = dirty.take(0)
+    assert batch.paths == {"a.py"} and batch.moves == {"a.py": "z.py"} and batch.cookies == {"k"}
+
+
+def test_wake_interrupts_a_waiting_take() -> None:
+    dirty = DirtySet(settle_s=0.04)
+    dirty.wake()
+    started = time.monotonic()
+    assert not dirty.take(5)
+    assert time.monotonic() - started < 1
+
+
+def test_handler_marks_paths_filters_internals_and_sees_cookies(tmp_path: Path) -> None:
+    root = str(tmp_path)
+    dirty = DirtySet(settle_s=0, clock=FakeClock())
+    h = _Handler(root, dirty)
+    h.dispatch(FileModifiedEvent(f"{root}/src/a.py"))
+    h.dispatch(FileModifiedEvent(f"{root}/.git/index"))
+    h.dispatch(FileModifiedEvent(f"{root}/.symdiff/index.db-wal"))
+    h.dispatch(FileModifiedEvent(f"{root}/sub/.git/HEAD"))
+    h.dispatch(FileModifiedEvent(f"{root}/pkg/.gitignore"))
+    h.dispatch(FileMovedEvent(f"{root}/old.py", f"{root}/new.py"))
+    h.dispatch(DirMovedEvent(f"{root}/d1", f"{root}/d2"))
+    h.dispatch(DirDeletedEvent(f"{root}/gone"))
+    h.dispatch(FileModifiedEvent("/elsewhere/x.py"))
+    h.dispatch(FileModifiedEvent(f"{root}/{COOKIE_DIR}/c1"))
+    batch = dirty.take(0)
+    assert batch.paths == {"src/a.py", "pkg", "old.py", "new.py", "d1", "d2", "gone"}
+    assert batch.moves == {"new.py": "old.py", "d2": "d1"}
+    assert batch.cookies == {"c1"}
+    h.dispatch(DirCreatedEvent(root))  # the root itself replaced: rescan all
+    assert dirty.take(0).full
+
+
+def test_overflow_log_record_triggers_a_full_rescan(tmp_path: Path) -> None:
+    dirty = DirtySet(settle_s=0)
+    w = Watcher(tmp_path, dirty)
+    w.start()
+    try:
+        # watchdog's own words, through its own logger: the only signal an overflow gives.
+        logging.getLogger(OVERFLOW_LOGGER).warning(
+            "Inotify queue overflowed; filesystem events were lost")
+        batch = dirty.take(2)
+        assert batch.full and w.alarm.count == 1
+    finally:
+        w.stop()
+    logging.getLogger(OVERFLOW_LOGGER).warning("Inotify queue overflowed; after stop")
+    assert w.alarm.count == 1  # detached
+
+
+def _take_until(dirty: DirtySet, want: set[str], timeout: float = 5) -> set[str]:
+    seen: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while not want <= seen and time.monotonic() < deadline:
+        seen |= dirty.take(0.2).paths
+    return seen
+
+
+def test_real_observer_marks_writes_and_ignores_reads(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    dirty = DirtySet(settle_s=0.02)
+    w = Watcher(tmp_path, dirty)
+    w.start()
+    try:
+        (tmp_path / "src" / "a.py").write_text("x = 2\n")
+        os.makedirs(tmp_path / "n" / "m")
+        (tmp_path / "n" / "m" / "b.py").write_text("y = 1\n")
+        assert {"src/a.py", "n"} <= _take_until(dirty, {"src/a.py", "n"})
+        assert not dirty.take(0.2)
+        before = w.handler.events
+        for _ in range(50):  # reads (the reconciler's own) must not even reach the handler
+            (tmp_path / "src" / "a.py").read_bytes()
+        assert not dirty.take(0.3)
+        assert w.handler.events == before
+    finally:
+        w.stop()
+
+
+def test_every_tracked_directory_is_watched(tmp_path: Path) -> None:
+    for d in ("a/b/c", "d", "node_modules/x"):
+        (tmp_path / d).mkdir(parents=True)
+    (tmp_path / ".gitignore").write_text("node_modules/\n")
+    dirty = DirtySet(settle_s=0.02)
+    w = Watcher(tmp_path, dirty)
+    w.start()
+    try:
+        dirs = tracked_dirs(tmp_path, IgnoreRules(tmp_path))
+        assert set(dirs) == {"", "a", "a/b", "a/b/c", "d"}
+        assert w.unwatched(dirs) == []
+        fd = w.inotify_fd()
+        assert fd is not None
+        assert os.stat(tmp_path / "a" / "b").st_ino in watched_inodes(fd)
+        # A directory outside the tree is not watched: the comparison can fail.
+        other = tmp_path.parent / f"{tmp_path.name}-other"
+        other.mkdir()
+        assert w.unwatched({"x": other.stat().st_ino}) == ["x"]
+    finally:
+        w.stop()
