@@ -143,4 +143,4 @@ def near_match(content: str, search: str) -> str:
     start, ratio = best
     found = file_lines[start:start + n]
     return (f"most similar region: lines {start + 1}-{start + len(found)} "
-            f"({ratio:.0%} similar):\n{_short_diff(found, wanted, start + 1)}")
+            f"({ratio:.0%} similar; - file, + search):\n{_short_diff(found, wanted, start + 1)}")

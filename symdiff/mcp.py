@@ -84,6 +84,61 @@ class TextDiffOutput(TypedDict):
     acp: NotRequired[dict[str, Any]]
 
 
+class EditFileResult(TypedDict):
+    """What an edit does (or would do) to one file."""
+
+    path: str
+    operation: Literal["add", "modify", "unchanged"]
+    blocks: int
+    lines_added: int
+    lines_removed: int
+    language: str | None
+    symbols: list[SymbolRecord]
+    backup: NotRequired[str]
+
+
+class ApplyEditsOutput(TypedDict):
+    """The result of apply_edits: per-file results, the ACP v2 Diff, and what the index holds."""
+
+    dry_run: bool
+    applied: bool
+    files: list[EditFileResult]
+    lines_added: int
+    lines_removed: int
+    acp: dict[str, Any]
+    recorded: NotRequired[list[ChangeRecord]]
+    record_error: NotRequired[str]
+
+
+# Typed `object` so that malformed edits reach the parser, whose errors carry line numbers.
+EditsArg = Annotated[
+    object,
+    WithJsonSchema({
+        "description": (
+            "Either the SEARCH/REPLACE text: a `FILE: path` line, then one or more blocks "
+            "`<<<<<<< SEARCH` / exact current lines / `=======` / new lines / "
+            "`>>>>>>> REPLACE`, repeated per file; or the JSON form "
+            '[{"file": path, "blocks": [{"search": exact text, "replace": new text}]}]. '
+            "Paths are relative to the workspace root. An empty search creates a new file."
+        ),
+        "oneOf": [
+            {"type": "string"},
+            {"type": "array", "items": {
+                "type": "object", "required": ["file", "blocks"],
+                "properties": {
+                    "file": {"type": "string"},
+                    "blocks": {"type": "array", "items": {
+                        "type": "object", "required": ["search", "replace"],
+                        "properties": {"search": {"type": "string"},
+                                       "replace": {"type": "string"}},
+                    }},
+                },
+            }},
+        ],
+    }),
+]
+
+
 # `since`, `scope` and `limit` are typed `object` so that every JSON value reaches the query's
 # own rules (invalid_args for since/scope, a silent 50 for limit) instead of the SDK's
 # validation; their schemas are written out here.
@@ -252,7 +307,46 @@ def build_server(
     if not read_only:
         # apply_edits (seed 004) registers here, and only here: a --read-only server never
         # offers a tool that writes files.
-        pass
+        @server.tool(
+            name="apply_edits",
+            title="Apply search/replace edits",
+            annotations=ToolAnnotations(
+                read_only_hint=False, destructive_hint=True, idempotent_hint=False
+            ),
+        )
+        def apply_edits(
+            edits: EditsArg,
+            dry_run: Annotated[bool, Field(description=(
+                "true (the default): validate and preview, write nothing. false: write every "
+                "file atomically, all or none, and record the change in the index."))] = True,
+            backup: Annotated[bool, Field(description=(
+                "Also keep each modified file's previous content as <file>.backup."))] = False,
+        ) -> Annotated[CallToolResult, ApplyEditsOutput]:
+            """Edit files with SEARCH/REPLACE blocks, safely: every block of every file must
+            match its file exactly once (as earlier blocks leave it) before anything is written.
+
+            Returns per-file results (operation, lines added/removed, the symbols the edit
+            adds, removes, modifies or whose signature it changes), an ACP v2 Diff with the git
+            patch (`acp`), and after a real apply the change records now in the index. Call
+            with dry_run=true first, then false. Errors: edit_failed (search text not found,
+            with the nearest near-match and its lines; ambiguous, with the count and lines;
+            creating a file that exists), invalid_args (malformed edits, with line numbers),
+            fs_denied (a path outside the allowed roots).
+            """
+            from symdiff.edits import apply_edits as run_apply_edits
+
+            try:
+                index: Store | None = store.get()
+            except SymdiffError:
+                index = None  # the edit still applies; the result says it was not recorded
+            try:
+                result = run_apply_edits(
+                    edits, settings=settings, allow=allowed_roots, dry_run=dry_run,
+                    backup=backup, store=index,
+                )
+            except SymdiffError as err:
+                return _failure(err)
+            return _success(result, result)
 
     return server
 
