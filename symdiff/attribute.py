@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
 
 from symdiff.linediff import LineDiff, diff_lines
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
@@ -24,13 +23,31 @@ _CONTENT_MISMATCH_COST = 1 << 40
 _ALIGN_LIMIT = 250_000
 
 
-@dataclass(frozen=True, slots=True)
 class _Side:
-    """One version of a file: its symbols and, per symbol, the text used for comparison."""
+    """One version of a file: its symbols and, on demand, the text used to compare them."""
 
-    symbols: tuple[Symbol, ...]
-    own: tuple[tuple[bytes, ...], ...]
-    body: tuple[tuple[bytes, ...], ...]
+    def __init__(self, symbols: Sequence[Symbol], source: bytes) -> None:
+        self.symbols = tuple(symbols)
+        self.lines = source.split(b"\n")
+        self._own_lines: list[list[int]] = [[] for _ in self.symbols]
+        for line_no, idx in enumerate(_owners(self.symbols, len(self.lines)), start=1):
+            if idx >= 0:
+                self._own_lines[idx].append(line_no)
+        self._own: dict[int, tuple[bytes, ...]] = {}
+        self._body: dict[int, tuple[bytes, ...]] = {}
+
+    def own(self, i: int) -> tuple[bytes, ...]:
+        """Symbol i's own lines (its span minus nested definitions'), normalised."""
+        if i not in self._own:
+            self._own[i] = _normalise(self.lines, self._own_lines[i])
+        return self._own[i]
+
+    def body(self, i: int) -> tuple[bytes, ...]:
+        """Symbol i's lines after its header, nested definitions included, normalised."""
+        if i not in self._body:
+            s = self.symbols[i]
+            self._body[i] = _normalise(self.lines, range(s.header_end_line + 1, s.end_line + 1))
+        return self._body[i]
 
 
 def symbol_changes(
@@ -62,8 +79,8 @@ def attribute(
     diff: LineDiff,
 ) -> list[SymbolChange]:
     """Attribute the change from `old_source` to `new_source` to the symbols of both versions."""
-    old = _side(old_symbols, old_source)
-    new = _side(new_symbols, new_source)
+    old = _Side(old_symbols, old_source)
+    new = _Side(new_symbols, new_source)
     to_new_line = _line_mapper(diff)
     pairs = _match(old, new, to_new_line)
     renames = _renames(old, new, pairs)
@@ -115,27 +132,12 @@ def _pair_change(old: _Side, new: _Side, i: int, j: int) -> SymbolChangeType | N
     """The change type of a matched pair, or None when it is unchanged (or merely moved)."""
     if old.symbols[i].signature != new.symbols[j].signature:
         return SymbolChangeType.SIGNATURE_CHANGED
-    if old.own[i] != new.own[j]:
+    if old.own(i) != new.own(j):
         return SymbolChangeType.MODIFIED
     return None
 
 
 # --- the text of a symbol ---------------------------------------------------------------------
-
-
-def _side(symbols: Sequence[Symbol], source: bytes) -> _Side:
-    """Index one version: each symbol's own lines and its body, normalised for comparison."""
-    lines = source.split(b"\n")
-    owner = _owners(symbols, len(lines))
-    own_lines: list[list[int]] = [[] for _ in symbols]
-    for line_no, idx in enumerate(owner, start=1):
-        if idx >= 0:
-            own_lines[idx].append(line_no)
-    own = tuple(_normalise(lines, nums) for nums in own_lines)
-    body = tuple(
-        _normalise(lines, range(s.header_end_line + 1, s.end_line + 1)) for s in symbols
-    )
-    return _Side(tuple(symbols), own, body)
 
 
 def _owners(symbols: Sequence[Symbol], line_count: int) -> list[int]:
@@ -246,7 +248,7 @@ def _align(
         return dict(zip(old_ids, new_ids, strict=False))
 
     def cost(i: int, j: int) -> int:
-        mismatch = 0 if old.body[i] == new.body[j] else _CONTENT_MISMATCH_COST
+        mismatch = 0 if old.body(i) == new.body(j) else _CONTENT_MISMATCH_COST
         return mismatch + abs(to_new_line(old.symbols[i].start_line) - new.symbols[j].start_line)
 
     # best[a][b]: (-pairs, cost) for the first a old and first b new symbols.
@@ -278,12 +280,12 @@ def _renames(old: _Side, new: _Side, pairs: dict[int, int]) -> dict[tuple[str, i
     """
     matched_new = set(pairs.values())
     removed = _group(
-        (i for i in range(len(old.symbols)) if i not in pairs and old.body[i]),
+        (i for i in range(len(old.symbols)) if i not in pairs and old.body(i)),
         old.symbols,
         lambda s: s.kind,
     )
     added = _group(
-        (j for j in range(len(new.symbols)) if j not in matched_new and new.body[j]),
+        (j for j in range(len(new.symbols)) if j not in matched_new and new.body(j)),
         new.symbols,
         lambda s: s.kind,
     )
@@ -303,5 +305,5 @@ def _renames(old: _Side, new: _Side, pairs: dict[int, int]) -> dict[tuple[str, i
 def _group_by_body(ids: Iterable[int], side: _Side) -> dict[tuple[bytes, ...], list[int]]:
     groups: dict[tuple[bytes, ...], list[int]] = defaultdict(list)
     for i in ids:
-        groups[side.body[i]].append(i)
+        groups[side.body(i)].append(i)
     return groups
