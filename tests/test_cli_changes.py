@@ -1,0 +1,108 @@
+"""`symdiff changes`: the diff query on the command line, end to end through `index`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from symdiff.cli import cli
+
+
+def symdiff(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the real console entry point in `root`."""
+    env = {**os.environ, "SYMDIFF_HOST": "cli-test", "COLUMNS": "200"}
+    env.pop("SYMDIFF_DB", None)
+    return subprocess.run([sys.executable, "-m", "symdiff", *args], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tree indexed twice: a baseline, then one impl and one test modification."""
+    root = tmp_path_factory.mktemp("cli").resolve()
+    (root / "app.py").write_text("def f():\n    return 1\n\n\nclass A:\n    def m(self, x):\n"
+                                 "        pass\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_app.py").write_text("def test_f():\n    pass\n")
+    assert symdiff(root, "index", "--json").returncode == 0
+    (root / "app.py").write_text("def f():\n    return 2\n\n\nclass A:\n    def m(self, x, y):\n"
+                                 "        pass\n")
+    (root / "tests" / "test_app.py").write_text("def test_f():\n    assert True\n")
+    assert symdiff(root, "index", "--json").returncode == 0
+    return root
+
+
+def test_json_output(tree: Path) -> None:
+    proc = symdiff(tree, "changes", "--json")
+    assert proc.returncode == 0, proc.stderr
+    [record] = json.loads(proc.stdout)
+    assert record["path"] == "app.py" and record["scope"] == "impl"
+    assert [(s["name"], s["change_type"]) for s in record["symbols"]] == [
+        ("f", "modified"), ("A.m", "signature_changed")]
+    both = json.loads(symdiff(tree, "changes", "--json", "--scope", "all").stdout)
+    # Both were recorded by one pass: only their newest-first order is promised.
+    assert {r["path"] for r in both} == {"tests/test_app.py", "app.py"}
+    assert [r["timestamp"] for r in both] == sorted((r["timestamp"] for r in both), reverse=True)
+    assert [r["path"] for r in json.loads(symdiff(tree, "changes", "--json", "--scope",
+                                                  "test").stdout)] == ["tests/test_app.py"]
+    assert json.loads(symdiff(tree, "changes", "--json", "--since", "0s").stdout) == []
+    assert len(json.loads(symdiff(tree, "changes", "--json", "--scope", "all", "--limit",
+                                  "1").stdout)) == 1
+    assert len(json.loads(symdiff(tree, "changes", "--json", "--scope", "all", "--limit",
+                                  "ten").stdout)) == 2
+
+
+def test_patch_applies(tree: Path, tmp_path: Path) -> None:
+    [record] = json.loads(symdiff(tree, "changes", "--json", "--patch").stdout)
+    patch = record["acp"]["patch"]["text"]
+    assert patch.startswith(f"diff --git {tree / 'app.py'} ")
+    assert "-    def m(self, x):\n+    def m(self, x, y):\n" in patch
+
+
+def test_human_table(tree: Path) -> None:
+    proc = symdiff(tree, "changes", "--scope", "all")
+    assert proc.returncode == 0, proc.stderr
+    for text in ("app.py", "tests/test_app.py", "A.m", "signature_changed", "+2 -2"):
+        assert text in proc.stdout
+    assert "no test changes in the last 1ns" in symdiff(tree, "changes", "--scope", "test",
+                                                        "--since", "1ns").stdout
+    with_patch = symdiff(tree, "changes", "--patch").stdout
+    assert "+    return 2\n" in with_patch
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--since", "1 day"], 'invalid_args: since: time: unknown unit " day" in duration'),
+        (["--since", "7d"], 'invalid_args: since: time: unknown unit "d" in duration "7d"'),
+        (["--since", "-5m"], 'invalid_args: since must not be negative, got "-5m"'),
+        (["--scope", "everything"], 'invalid_args: scope must be "impl", "test" or "all"'),
+    ],
+)
+def test_bad_arguments_exit_2(tree: Path, args: list[str], message: str) -> None:
+    proc = symdiff(tree, "changes", *args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(f"symdiff: {message}")
+
+
+def test_never_indexed_tree_has_no_changes_and_stays_clean(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["changes", "--root", str(tmp_path), "--json"],
+                                env={"SYMDIFF_DB": None})
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == []
+    assert not (tmp_path / ".symdiff").exists()
+
+
+def test_every_option_has_help() -> None:
+    for name in ("changes", "serve"):
+        command = cli.commands[name]
+        assert command.help
+        for param in command.params:
+            assert getattr(param, "help", None), f"{name} {param.name}"
