@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 from typing import cast
 
-from tree_sitter import Parser
-from tree_sitter_language_pack import SupportedLanguage, get_parser
+from tree_sitter import Parser, Query
+from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from symdiff.languages import family_module
-from symdiff.languages._engine import Family, walk
+from symdiff.languages._engine import Family, definition_query, walk
 from symdiff.model import Symbol
 
 # Parsers are not safe to share between threads; keep one per language per thread.
@@ -27,12 +28,13 @@ def _parser(language: str) -> Parser:
     return parser
 
 
-def _family(language: str) -> Family | None:
+@functools.cache
+def _family(language: str) -> tuple[Family, Query] | None:
     module = family_module(language)
     if module is None:
         return None
     family: Family = importlib.import_module(module).FAMILY
-    return family
+    return family, definition_query(family, get_language(cast(SupportedLanguage, language)))
 
 
 def extract(language: str, source: bytes) -> list[Symbol]:
@@ -40,8 +42,9 @@ def extract(language: str, source: bytes) -> list[Symbol]:
 
     Never raises on bad input: a file with syntax errors yields whatever still parses.
     """
-    family = _family(language)
-    if family is None:
+    found = _family(language)
+    if found is None:
         return []
+    family, query = found
     tree = _parser(language).parse(source)
-    return walk(family, source, tree.root_node)
+    return walk(family, source, tree.root_node, query)
