@@ -59,16 +59,21 @@ def scatter_edits(old: bytes, edits: int, rng: random.Random) -> bytes:
     return b"".join(lines)[: READ_CAP - 1]
 
 
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    """The fastest of `repeat` runs, in seconds."""
-    times = []
+def best_of(repeat: int, contenders: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """The fastest of `repeat` runs of each contender, in seconds.
+
+    Runs are interleaved (one of each per round), so a burst of load on a shared machine
+    hits every contender alike instead of skewing one ratio.
+    """
+    best = dict.fromkeys(contenders, float("inf"))
     for _ in range(repeat):
-        # The engine caches the last pairs it diffed; every run must do the work afresh.
-        linediff._hunk_text.cache_clear()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for name, fn in contenders.items():
+            # The engine caches the last pairs it diffed; every run must do the work afresh.
+            linediff._hunk_text.cache_clear()
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
 
 
 def run(label: str, old: bytes, new: bytes, repeat: int) -> None:
@@ -77,20 +82,23 @@ def run(label: str, old: bytes, new: bytes, repeat: int) -> None:
         a, b = Path(tmp) / "a.txt", Path(tmp) / "b.txt"
         a.write_bytes(old)
         b.write_bytes(new)
-        gnu = best_of(
-            repeat, lambda: subprocess.run(["diff", "-u", str(a), str(b)], capture_output=True)
-        )
         text_a, text_b = old.decode(), new.decode()
-        figures = {
-            "GNU diff -u (process, files)": gnu,
-            "text_diff path mode (with acp)": best_of(
-                repeat,
-                lambda: text_diff(path_a=str(a), path_b=str(b), allowed_roots=[Path(tmp)]),
-            ),
-            "text_diff text mode": best_of(repeat, lambda: text_diff(text_a=text_a, text_b=text_b)),
-            "unified_diff (engine)": best_of(repeat, lambda: unified_diff(old, new)),
-            "diff_lines (hunks, numstat)": best_of(repeat, lambda: diff_lines(old, new)),
-        }
+        gnu_name = "GNU diff -u (process, files)"
+        figures = best_of(
+            repeat,
+            {
+                gnu_name: lambda: subprocess.run(
+                    ["diff", "-u", str(a), str(b)], capture_output=True
+                ),
+                "text_diff path mode (with acp)": lambda: text_diff(
+                    path_a=str(a), path_b=str(b), allowed_roots=[Path(tmp)]
+                ),
+                "text_diff text mode": lambda: text_diff(text_a=text_a, text_b=text_b),
+                "unified_diff (engine)": lambda: unified_diff(old, new),
+                "diff_lines (hunks, numstat)": lambda: diff_lines(old, new),
+            },
+        )
+    gnu = figures[gnu_name]
     size = len(unified_diff(old, new))
     print(f"{label}: {len(old):,} and {len(new):,} bytes, diff {size:,} bytes, best of {repeat}")
     for name, secs in figures.items():
