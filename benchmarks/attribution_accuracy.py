@@ -186,9 +186,7 @@ def oracle(old: bytes | None, new: bytes | None) -> Counter[Record]:
 def symdiff_records(old: bytes | None, new: bytes | None) -> Counter[Record]:
     """symdiff's symbol changes of the kinds the oracle knows."""
     return Counter(
-        (c.name, c.change_type.value)
-        for c in symbol_changes("python", old, new)
-        if c.kind in KINDS
+        (c.name, c.change_type.value) for c in symbol_changes("python", old, new) if c.kind in KINDS
     )
 
 
