@@ -29,11 +29,13 @@ db_option = click.option(
 )
 ignore_option = click.option(
     "--ignore", "ignore", multiple=True, metavar="PATTERN",
-    help="Extra gitignore-style pattern to ignore (repeatable; also $SYMDIFF_IGNORE, comma-separated).",
+    help="Extra gitignore-style pattern to ignore (repeatable; also $SYMDIFF_IGNORE, "
+    "comma-separated).",
 )
 test_option = click.option(
     "--test-pattern", "test_patterns", multiple=True, metavar="PATTERN",
-    help="Extra gitignore-style pattern that marks test files (repeatable; `!pat` makes a path impl).",
+    help="Extra gitignore-style pattern that marks test files (repeatable; `!pat` makes a "
+    "path impl).",
 )
 
 

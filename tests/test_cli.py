@@ -1,0 +1,66 @@
+"""The CLI as a user meets it: every command has help, errors have exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+from symdiff.cli import cli
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = []
+    for name, cmd in group.commands.items():
+        out.append((*prefix, name))
+        if isinstance(cmd, click.Group):
+            out.extend(_commands(cmd, (*prefix, name)))
+    return out
+
+
+def test_every_command_and_option_has_help() -> None:
+    commands = _commands(cli)
+    assert {("index",), ("db",), ("db", "upgrade")} <= set(commands)
+    for path in commands:
+        cmd: click.Command = cli
+        for name in path:
+            assert isinstance(cmd, click.Group)
+            cmd = cmd.commands[name]
+        assert cmd.help, f"symdiff {' '.join(path)} has no help text"
+        for param in cmd.params:
+            if isinstance(param, click.Option):
+                assert param.help, f"symdiff {' '.join(path)} {param.opts[0]} has no help text"
+        result = CliRunner().invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_index_then_changes_through_the_console_script(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    exe = [sys.executable, "-m", "symdiff"]
+    first = subprocess.run([*exe, "index", str(tmp_path), "--json"], capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    assert json.loads(first.stdout)["baseline"] is True
+    (tmp_path / "a.py").write_text("def f(x):\n    return 1\n")
+    second = subprocess.run([*exe, "index", str(tmp_path), "--json"], capture_output=True,
+                            text=True, check=True)  # fmt: skip
+    [change] = json.loads(second.stdout)["changes"]
+    assert change["symbols"][0]["change_type"] == "signature_changed"
+    assert (tmp_path / ".symdiff" / "index.db").is_file()
+    up = subprocess.run([*exe, "db", "upgrade", "--root", str(tmp_path)], capture_output=True,
+                        text=True, check=True)  # fmt: skip
+    assert "revision" in up.stdout
+
+
+def test_a_bad_database_url_is_a_clear_error(tmp_path: Path) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "symdiff", "index", str(tmp_path), "--db",
+         "postgresql+psycopg://nobody@127.0.0.1:1/x"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert res.returncode == 1
+    assert res.stderr.startswith("symdiff: store_error: cannot open database")
+    assert "Traceback" not in res.stderr

@@ -1,0 +1,120 @@
+"""The store: migrations from code, SQLite's connection rules, snapshots, the write path."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, text
+
+from symdiff.errors import StoreError
+from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.store import FileState, Mutation, Store, from_us, to_us
+from symdiff.store.blobs import git_blob_hash, pack, unpack
+from symdiff.store.migrate import current_revision, head_revision
+
+TABLES = {"workspaces", "blobs", "files", "changes", "symbol_changes", "alembic_version"}
+
+
+def _change(path: str, ts: datetime, scope: Scope = Scope.IMPL) -> FileChange:
+    return FileChange(
+        path=path, old_path=None, timestamp=ts, change_type=ChangeType.MODIFY, lines_added=1,
+        lines_removed=2, scope=scope, language="python",
+        symbols=(SymbolChange("A.f", "method", SymbolChangeType.MODIFIED, 3, 9),
+                 SymbolChange("g", "function", SymbolChangeType.ADDED, 12, 14,
+                              renamed_from="h")),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_opening_runs_the_migrations_once(backend: str, request: pytest.FixtureRequest) -> None:
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    with Store(url) as store:
+        assert set(inspect(store.engine).get_table_names()) >= TABLES
+        with store.engine.connect() as conn:
+            assert current_revision(conn) == head_revision()
+    with Store(url) as again:  # a second open finds nothing to do and keeps the data
+        again.ensure_workspace("/r", "h")
+    with Store(url) as third:
+        assert [w.root for w in third.workspaces()] == ["/r"]
+
+
+def test_sqlite_uses_wal_and_a_busy_timeout(sqlite_url: str) -> None:
+    with Store(sqlite_url) as store, store.engine.connect() as conn:
+        assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 30000
+
+
+def test_unreachable_database_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot open database"):
+        Store("postgresql+psycopg://nobody@127.0.0.1:1/none")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_changes_round_trip_with_symbols(backend: str, request: pytest.FixtureRequest) -> None:
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    now = datetime(2026, 11, 22, 1, 38, 13, 123456, tzinfo=UTC)
+    blob = pack(b"print('x')\n")
+    with Store(url) as store:
+        ws = store.ensure_workspace("/r", "h")
+        state = FileState("a.py", blob.hash, 11, 1, 2)
+        store.apply(ws.id, [Mutation(upserts=(state,), blobs=(blob,), change=_change("a.py", now)),
+                            Mutation(change=_change("tests/t.py", now - timedelta(hours=2),
+                                                    Scope.TEST))])  # fmt: skip
+        got = store.query_changes(workspace_ids=[ws.id], since=now - timedelta(hours=1),
+                                  scope=None, limit=10)  # fmt: skip
+        assert [c.to_dict() for c in got] == [_change("a.py", now).to_dict()]
+        tests = store.query_changes(workspace_ids=None, since=now - timedelta(days=1),
+                                    scope=Scope.TEST, limit=10)  # fmt: skip
+        assert [c.path for c in tests] == ["tests/t.py"]
+        assert store.get_blob(blob.hash) == b"print('x')\n"
+        assert store.file_states(ws.id) == {"a.py": state}
+
+
+def test_a_stale_mutation_is_skipped_not_duplicated(sqlite_url: str) -> None:
+    now = datetime.now(UTC)
+    with Store(sqlite_url) as store:
+        ws = store.ensure_workspace("/r", "h")
+        m = Mutation(upserts=(FileState("a.py", "1" * 40, 1, 1, 1),), change=_change("a.py", now))
+        assert store.apply(ws.id, [m], {"a.py": None}) == [m]
+        assert store.apply(ws.id, [m], {"a.py": None}) == []  # someone recorded it first
+        assert store.count_changes(ws.id) == 1
+
+
+def test_a_reader_is_not_blocked_by_an_open_write(sqlite_url: str) -> None:
+    with Store(sqlite_url) as writer, Store(sqlite_url) as reader:
+        ws = writer.ensure_workspace("/r", "h")
+        started, release = threading.Event(), threading.Event()
+
+        def hold_write_lock() -> None:
+            with writer.engine.connect().execution_options(symdiff_write=True) as conn, \
+                    conn.begin():  # fmt: skip
+                conn.execute(text("UPDATE workspaces SET host = 'h'"))
+                started.set()
+                release.wait(5)
+
+        th = threading.Thread(target=hold_write_lock)
+        th.start()
+        started.wait(5)
+        try:
+            assert reader.count_changes(ws.id) == 0
+        finally:
+            release.set()
+            th.join()
+
+
+def test_blobs_are_git_objects_and_compressed() -> None:
+    data = b"def f():\n    return 1\n" * 100
+    blob = pack(data)
+    assert blob.hash == git_blob_hash(data)
+    assert blob.codec == "zstd" and blob.data is not None and len(blob.data) < len(data) // 10
+    assert unpack(blob.codec, blob.data) == data
+    assert pack(b"\0binary").data is None
+    assert git_blob_hash(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+def test_timestamps_keep_microseconds() -> None:
+    ts = datetime(2026, 11, 22, 1, 38, 13, 123456, tzinfo=UTC)
+    assert from_us(to_us(ts)) == ts
