@@ -121,3 +121,77 @@ def test_python_same_named_methods_stay_apart() -> None:
     source = "class A:\n    def run(self): ...\nclass B:\n    def run(self): ...\n"
     names = [(s.name, s.kind) for s in extract("python", source.encode())]
     assert names == [("A", "class"), ("A.run", "method"), ("B", "class"), ("B.run", "method")]
+
+
+# (language, base source, same-signature variant, changed-signature variant, name)
+SIGNATURE_CASES = [
+    (
+        "go",
+        "package p\nfunc (r *R) F(a int) (int, error) {\n\treturn 0, nil\n}\n",
+        "package p\nfunc (r *R) F( a int /* x */ ) (int,\n error) {\n\treturn 1, nil\n}\n",
+        "package p\nfunc (r *R) F(a int) (int64, error) {\n\treturn 0, nil\n}\n",
+        "p.R.F",
+    ),
+    (
+        "java",
+        "class A {\n  @Override\n  public int f(int a) { return a; }\n}\n",
+        "class A {\n  @Override // why\n  public  int f( int a ) { return a + 1; }\n}\n",
+        "class A {\n  public int f(int a) { return a; }\n}\n",
+        "A.f",
+    ),
+    (
+        "rust",
+        "impl S {\n    #[inline]\n    pub fn f(&self) -> u8 { 1 }\n}\n",
+        "impl S {\n    #[inline]\n    /// doc\n    pub fn f( &self ) -> u8 { 2 }\n}\n",
+        "impl S {\n    #[inline]\n    pub fn f(&self) -> u16 { 1 }\n}\n",
+        "S::f",
+    ),
+    (
+        "typescript",
+        "class A {\n  async f(a: number): Promise<void> {}\n}\n",
+        "class A {\n  async f(\n    a: number, // n\n  ): Promise<void> { go(); }\n}\n",
+        "class A {\n  f(a: number): Promise<void> {}\n}\n",
+        "A.f",
+    ),
+    (
+        "cpp",
+        "namespace n {\nint A::f(int a) const {\n  return a;\n}\n}\n",
+        "namespace n {\nint A::f(int a) const // c\n{\n  return 2;\n}\n}\n",
+        "namespace n {\nint A::f(int a) {\n  return a;\n}\n}\n",
+        "n::A::f",
+    ),
+]
+
+
+@pytest.mark.parametrize(("language", "base", "same", "changed", "name"), SIGNATURE_CASES)
+def test_signatures_across_languages(
+    language: str, base: str, same: str, changed: str, name: str
+) -> None:
+    assert sig(language, same, name) == sig(language, base, name)
+    assert sig(language, changed, name) != sig(language, base, name)
+
+
+def test_rust_attributes_lead_and_trait_impls_stay_apart() -> None:
+    source = (
+        "impl fmt::Display for P {\n    fn fmt(&self) {}\n}\n"
+        "impl fmt::Debug for P {\n    #[inline]\n    fn fmt(&self) {}\n}\n"
+    )
+    symbols = by_name("rust", source)
+    assert "<P as fmt::Display>::fmt" in symbols and "<P as fmt::Debug>::fmt" in symbols
+    assert symbols["<P as fmt::Debug>::fmt"].start_line == 5
+
+
+def test_csharp_file_scoped_namespace_qualifies_everything() -> None:
+    source = "namespace Acme.Tools;\n\nclass A\n{\n    void M() { }\n}\n"
+    assert list(by_name("csharp", source)) == ["Acme.Tools.A", "Acme.Tools.A.M"]
+
+
+def test_overloads_are_separate_symbols_with_different_signatures() -> None:
+    source = "class A {\n  void run() {}\n  void run(int n) {}\n}\n"
+    runs = [s for s in extract("java", source.encode()) if s.name == "A.run"]
+    assert len(runs) == 2 and runs[0].signature != runs[1].signature
+
+
+def test_c_prototype_behind_an_unknown_macro_is_still_found() -> None:
+    source = "extern int aio_cancel (int fd, struct aiocb *cb) __THROW;\nint g(void);\n"
+    assert [s.name for s in extract("c", source.encode())] == ["aio_cancel", "g"]

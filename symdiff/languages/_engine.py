@@ -249,7 +249,9 @@ def _end_line(node: Node) -> int:
 
 def definition_query(family: Family, language: Language) -> Query:
     """A query capturing every node type that the family has a handler for."""
-    types = [t for t in family.handlers if language.id_for_node_kind(t, True) is not None]
+    types = [
+        t for t in family.handlers if t == "ERROR" or language.id_for_node_kind(t, True) is not None
+    ]
     return Query(language, "[" + " ".join(f"({t})" for t in types) + "] @def")
 
 

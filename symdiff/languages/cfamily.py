@@ -63,6 +63,16 @@ def _function(node: Node, scope: Scope) -> Def | None:
     return Def(local, kind, node.child_by_field_name("body"), (name, *inits))
 
 
+def _unparsed_prototype(node: Node, scope: Scope) -> Def | None:
+    """`int f(int) __THROW;`: an unknown macro after a prototype leaves an ERROR around it."""
+    declarator = next((c for c in node.named_children if c.type == "function_declarator"), None)
+    name = None if declarator is None else declarator.child_by_field_name("declarator")
+    if name is None or name.type not in ("identifier", "field_identifier", "qualified_identifier"):
+        return None
+    kind = "method" if scope.kind in CLASSLIKE else "function"
+    return Def(normalise(text(name)), kind, None, (name,))
+
+
 def _specifier(node: Node, _scope: Scope) -> Def | None:
     name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
     if name is None or body is None:
@@ -114,6 +124,7 @@ HANDLERS: dict[str, Handler] = {
     "alias_declaration": _alias,
     "namespace_definition": _namespace,
     "preproc_function_def": _macro,
+    "ERROR": _unparsed_prototype,
 }
 
 FAMILY = Family(
