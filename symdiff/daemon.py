@@ -37,6 +37,7 @@ SYNC_TIMEOUT_S = 1.0
 POLL_S = 5.0  # full rescan period when some directories cannot be watched
 MAX_BACKOFF_S = 30.0
 LOG_EVERY_S = 60.0
+HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
 FLUSH_WAIT_S = 2.0
 
 
@@ -94,9 +95,9 @@ def _read_holder(path: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def running(settings: Settings) -> dict[str, object] | None:
-    """The live daemon's pid/host/start time, or None when no daemon holds the lock."""
-    path = _state_dir(settings) / LOCK_FILE
+def running(root: Path) -> dict[str, object] | None:
+    """The live daemon's pid/host/start time for a workspace root, or None when none runs."""
+    path = root / STATE_DIR / LOCK_FILE
     try:
         f = open(path, encoding="utf-8")  # noqa: SIM115
     except OSError:
@@ -112,18 +113,28 @@ def running(settings: Settings) -> dict[str, object] | None:
         return None
 
 
+def _workspace_root(path: Path) -> Path:
+    """The nearest directory at or above `path` with a `.symdiff/` (queries run in subdirs)."""
+    path = path.resolve()
+    for candidate in (path, *path.parents):
+        if (candidate / STATE_DIR).is_dir():
+            return candidate
+    return path
+
+
 # -- read-your-writes -------------------------------------------------------------------------
 
 
-def sync(settings: Settings, *, timeout: float = SYNC_TIMEOUT_S) -> bool:
-    """Wait until a running daemon has recorded every change made before this call.
+def sync(root: Path, *, timeout: float = SYNC_TIMEOUT_S) -> bool:
+    """Wait until the daemon watching `root` has recorded every change made before this call.
 
     Returns True when it has (or no daemon runs, so there is nothing to wait for), False when
     `timeout` passed first: the answer that follows may then be stale.
     """
-    if running(settings) is None:
+    root = _workspace_root(root)
+    if running(root) is None:
         return True
-    cookie_dir = settings.root / COOKIE_DIR
+    cookie_dir = root / COOKIE_DIR
     cookie = cookie_dir / uuid.uuid4().hex
     try:
         cookie.touch(exist_ok=False)
@@ -158,6 +169,7 @@ class Stats:
     overflows: int = 0
     last_reconcile: str | None = None
     last_reconcile_ms: float | None = None
+    restarts: int = 0
     degraded: bool = False
     unwatched: list[str] = field(default_factory=list)
 
@@ -175,6 +187,7 @@ class Daemon:
         self._stop = threading.Event()
         self._store: Store | None = None
         self._watcher: Watcher | None = None
+        self._last_full = 0.0
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
@@ -209,8 +222,11 @@ class Daemon:
         return self.stats
 
     def _start_reconcile(self, show_progress: bool) -> None:
-        """The full pass every start makes (a baseline on the first), with a progress bar."""
-        full = Batch(frozenset(), full=True)
+        """The full pass every start makes (a baseline on the first), with a progress bar.
+
+        Cookies already there were written before this pass began, so it answers them too.
+        """
+        full = Batch(frozenset(), cookies=_cookies(self.settings), full=True)
         if not show_progress:
             self._reconcile(full)
             return
@@ -220,7 +236,6 @@ class Daemon:
             self._reconcile(full, progress=bar)
 
     def _start_watching(self) -> None:
-        _clear_cookies(self.settings)
         watcher = Watcher(self.settings.root, self.dirty)
         try:
             watcher.start()
@@ -233,12 +248,15 @@ class Daemon:
     def _loop(self) -> None:
         last_log = time.monotonic()
         while not self._stop.is_set():
-            timeout = self.poll_s if self.stats.degraded else LOG_EVERY_S
+            timeout = min(self.poll_s, HEALTH_S) if self.stats.degraded else HEALTH_S
             batch = self.dirty.take(timeout)
             if self._stop.is_set():
                 self.dirty.restore(batch)
                 break
-            if not batch and self.stats.degraded:
+            if self._watcher is not None and not self._watcher.alive():
+                self._restart_watcher()
+            elif not batch and self.stats.degraded and \
+                    time.monotonic() - self._last_full >= self.poll_s:
                 batch = Batch(frozenset(), full=True)
             if batch:
                 self._reconcile(batch)
@@ -249,6 +267,16 @@ class Daemon:
                 log.info("%d batches, %d events, %d changes recorded, last reconcile %s",
                          self.stats.batches, self.stats.events, self.stats.changes,
                          self.stats.last_reconcile)
+
+    def _restart_watcher(self) -> None:
+        """A watchdog thread died (events from now on would be lost): watch anew, rescan all."""
+        log.error("the watcher stopped unexpectedly; restarting it and rescanning everything")
+        assert self._watcher is not None
+        self._watcher.stop()
+        self._watcher = None
+        self.stats.restarts += 1
+        self._start_watching()
+        self.dirty.overflow()
 
     def _flush(self) -> None:
         """Record what is pending at shutdown, without waiting for it to settle.
@@ -312,6 +340,8 @@ class Daemon:
         s.events += batch.events
         s.changes += len(report.changes)
         s.full_rescans += int(batch.full)
+        if batch.full:
+            self._last_full = time.monotonic()
         s.last_reconcile = _now()
         s.last_reconcile_ms = round(report.seconds * 1000, 1)
         if self._watcher is not None:
@@ -321,7 +351,8 @@ class Daemon:
             with contextlib.suppress(OSError):
                 (self.settings.root / COOKIE_DIR / name).unlink()
         if batch.full:
-            log.info("%s of %d files: %d changes in %.2fs",
+            level = logging.DEBUG if self.stats.degraded and not report.changes else logging.INFO
+            log.log(level, "%s of %d files: %d changes in %.2fs",
                      "baseline" if report.baseline else "full reconcile", report.scanned,
                      len(report.changes), report.seconds)
         elif report.changes:
@@ -352,7 +383,7 @@ class Daemon:
         self.stats.unwatched = missing[:20]
         log.warning(
             "WATCH LIMIT: %d directories cannot be watched (e.g. %s); falling back to a full "
-            "rescan every %.0fs. Raise fs.inotify.max_user_watches to restore instant updates.",
+            "rescan every %.1fs. Raise fs.inotify.max_user_watches to restore instant updates.",
             len(missing), ", ".join(missing[:3]) or "?", self.poll_s)
         self.dirty.wake()
 
@@ -362,7 +393,7 @@ class Daemon:
                 "running": running, "started_at": s.started_at,
                 "last_reconcile": s.last_reconcile, "last_reconcile_ms": s.last_reconcile_ms,
                 "batches": s.batches, "events": s.events, "changes_recorded": s.changes,
-                "full_rescans": s.full_rescans, "overflows": s.overflows,
+                "full_rescans": s.full_rescans, "overflows": s.overflows, "restarts": s.restarts,
                 "degraded": s.degraded, "unwatched": s.unwatched}
         path = _state_dir(self.settings) / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
@@ -379,13 +410,12 @@ def _open_store(settings: Settings) -> Store:
     return open_store(settings)
 
 
-def _clear_cookies(settings: Settings) -> None:
-    """Cookies left by queries that gave up while no daemon ran mean nothing now."""
-    d = settings.root / COOKIE_DIR
-    d.mkdir(parents=True, exist_ok=True)
-    for entry in os.scandir(d):
-        with contextlib.suppress(OSError):
-            os.unlink(entry.path)
+def _cookies(settings: Settings) -> frozenset[str]:
+    """The cookies waiting now (written before the watcher started, or left behind)."""
+    try:
+        return frozenset(e.name for e in os.scandir(settings.root / COOKIE_DIR))
+    except OSError:
+        return frozenset()
 
 
 def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = POLL_S) -> Stats:
@@ -406,7 +436,7 @@ def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = PO
 
 def status(settings: Settings) -> dict[str, object]:
     """Whether a daemon watches the workspace, since when, and how many changes it has."""
-    holder = running(settings)
+    holder = running(settings.root)
     out: dict[str, object] = {"root": str(settings.root), "running": holder is not None}
     if holder is not None:
         out.update({k: holder.get(k) for k in ("pid", "host", "started_at")})

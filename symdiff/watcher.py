@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,6 +309,11 @@ class Watcher:
     def start(self) -> None:
         """Attach the overflow alarm and start watching (raises OSError at the watch limit)."""
         (self.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)
+        # A directory moved out keeps its inotify watch; moved back in, watchdog re-registers
+        # the same callback and warns. Harmless, but under `-W error` that warning would kill
+        # watchdog's reader thread and with it every later event.
+        warnings.filterwarnings("ignore", message=r"Callback with id .* already exists",
+                                category=RuntimeWarning)
         logger = logging.getLogger(OVERFLOW_LOGGER)
         if logger.getEffectiveLevel() > logging.WARNING:
             logger.setLevel(logging.WARNING)
@@ -326,6 +332,12 @@ class Watcher:
         if self.observer.is_alive():
             self.observer.stop()
             self.observer.join(timeout=5)
+
+    def alive(self) -> bool:
+        """Whether every watchdog thread that events pass through is still running."""
+        threads = [self.observer, getattr(self.observer, "_inotify_fd", None),
+                   *self.observer.emitters]
+        return all(t is None or t.is_alive() for t in threads)
 
     def inotify_fd(self) -> int | None:
         """The observer's inotify descriptor (a watchdog internal; None if it moved)."""

@@ -1,0 +1,342 @@
+"""The daemon end to end: real inotify, real SQLite; every change seen, none invented, none lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from symdiff.config import Settings
+from symdiff.daemon import Daemon, running, status, sync
+from symdiff.errors import LockedError
+from symdiff.store import Store
+
+Rec = tuple[str, str, str | None]
+
+
+def make_settings(root: Path) -> Settings:
+    return Settings.resolve(root, db=f"sqlite:///{root}/.symdiff/index.db", host="testhost",
+                            settle_ms=20)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A small tree: two source files and a package."""
+    r = tmp_path / "ws"
+    (r / "pkg").mkdir(parents=True)
+    (r / "main.py").write_text("def main():\n    return 1\n")
+    (r / "pkg" / "util.py").write_text("def helper(x):\n    return x\n")
+    (r / ".gitignore").write_text("*.log\n")
+    return r
+
+
+def records(settings: Settings) -> Counter[Rec]:
+    """Every stored change of the workspace, as a multiset of (type, path, old_path)."""
+    with Store(settings.db_url) as store:
+        ws = store.find_workspace(str(settings.root), settings.host)
+        if ws is None:
+            return Counter()
+        rows = store.query_changes(workspace_ids=[ws.id], since=datetime(2000, 1, 1, tzinfo=UTC),
+                                   scope=None, limit=10**7)
+    return Counter((c.change_type.value, c.path, c.old_path) for c in rows)
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+@contextmanager
+def daemon_thread(settings: Settings, **kw: float) -> Iterator[Daemon]:
+    """The daemon in-process on a thread; stopped (and its errors raised) on exit."""
+    d = Daemon(settings, **kw)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            d.run()
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert d.ready.wait(30)
+    if errors:
+        raise errors[0]
+    try:
+        yield d
+    finally:
+        d.stop()
+        t.join(30)
+        assert not t.is_alive()
+    if errors:
+        raise errors[0]
+
+
+def settled(settings: Settings) -> Counter[Rec]:
+    """The records once the daemon has recorded every event made so far."""
+    assert sync(settings.root, timeout=20)
+    return records(settings)
+
+
+def test_plain_writes_are_add_modify_delete(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s):
+        assert settled(s) == Counter()  # the baseline records nothing
+        (root / "new.py").write_text("def new():\n    pass\n")
+        assert settled(s) == Counter({("add", "new.py", None): 1})
+        with open(root / "main.py", "a") as f:
+            f.write("\ndef more():\n    return 2\n")
+        (root / "pkg" / "util.py").unlink()
+        (root / "debug.log").write_text("ignored\n")
+        (root / ".symdiff" / "scratch").write_text("internal\n")
+        assert settled(s) == Counter({("add", "new.py", None): 1, ("modify", "main.py", None): 1,
+                                      ("delete", "pkg/util.py", None): 1})
+
+
+def test_editor_saves_are_one_modify_each(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s):
+        # Atomic save: temporary file beside the target, fsync, rename over it.
+        tmp = root / ".main.py.tmp1234"
+        tmp.write_text("def main():\n    return 2\n")
+        os.replace(tmp, root / "main.py")
+        assert settled(s) == Counter({("modify", "main.py", None): 1})
+        # vim: f -> f~ (backup), write a new f, delete f~.
+        target = root / "pkg" / "util.py"
+        os.rename(target, root / "pkg" / "util.py~")
+        target.write_text("def helper(x, y):\n    return x\n")
+        (root / "pkg" / "util.py~").unlink()
+        assert settled(s) == Counter({("modify", "main.py", None): 1,
+                                      ("modify", "pkg/util.py", None): 1})
+
+
+def test_renames_of_files_and_directories(root: Path) -> None:
+    s = make_settings(root)
+    lib = root / "lib"
+    lib.mkdir()
+    for i in range(10):
+        (lib / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    with daemon_thread(s):
+        os.rename(root / "main.py", root / "app.py")
+        assert settled(s) == Counter({("rename", "app.py", "main.py"): 1})
+        # Renamed and edited within one settle window: still one rename (the move was seen).
+        os.rename(root / "pkg" / "util.py", root / "pkg" / "tools.py")
+        (root / "pkg" / "tools.py").write_text("def helper(x):\n    return x + 1\n")
+        os.rename(lib, root / "library")
+        want = Counter({("rename", "app.py", "main.py"): 1,
+                        ("rename", "pkg/tools.py", "pkg/util.py"): 1})
+        want.update({("rename", f"library/m{i}.py", f"lib/m{i}.py"): 1 for i in range(10)})
+        assert settled(s) == want
+
+
+def test_deleted_trees_and_directories_moved_out(root: Path, tmp_path: Path) -> None:
+    s = make_settings(root)
+    for d in ("a/b", "c/d"):
+        (root / d).mkdir(parents=True)
+        for i in range(5):
+            (root / d / f"f{i}.txt").write_text(f"{d} {i}\n")
+    with daemon_thread(s):
+        shutil.rmtree(root / "a")
+        # Moved out of the tree: inotify says only "directory deleted", no per-file deletes.
+        os.rename(root / "c", tmp_path / "outside")
+        want = Counter({("delete", f"{d}/f{i}.txt", None): 1 for d in ("a/b", "c/d")
+                        for i in range(5)})
+        assert settled(s) == want
+        # And moved back in: every file is added again.
+        os.rename(tmp_path / "outside", root / "c")
+        want.update({("add", f"c/d/f{i}.txt", None): 1 for i in range(5)})
+        assert settled(s) == want
+
+
+def _burst(base: Path, dirs: int, per_dir: int) -> set[str]:
+    made = set()
+    for d in range(dirs):
+        (base / f"d{d:03}").mkdir(parents=True)
+        for i in range(per_dir):
+            rel = f"d{d:03}/f{i:04}.txt"
+            (base / rel).write_text(f"file {d} {i}\n")
+            made.add(rel)
+    return made
+
+
+def test_a_5000_file_burst_loses_nothing(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s):
+        made = _burst(root / "burst", 50, 100)
+        want = Counter({("add", f"burst/{rel}", None): 1 for rel in made})
+        wait_for(lambda: sum(records(s).values()) >= 5000)
+        assert settled(s) == want
+
+
+def _fill(base: Path, dirs: int, per_dir: int) -> set[str]:
+    made = set()
+    for d in range(dirs):
+        for i in range(per_dir):
+            rel = f"d{d:03}/f{i:04}.txt"
+            (base / rel).write_text(f"file {d} {i}\n")
+            made.add(rel)
+    return made
+
+
+@pytest.mark.slow
+def test_a_real_queue_overflow_triggers_a_full_rescan(root: Path) -> None:
+    s = make_settings(root)
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    per_dir = 1000
+    dirs = (limit // 3 + 2048) // per_dir + 2  # create + modify + close-write per file
+    for d in range(dirs):
+        (root / "flood" / f"d{d:03}").mkdir(parents=True)
+    with daemon_thread(s) as d:
+        assert d.watcher is not None
+        # Pause watchdog's reader (it takes this lock around every read of the inotify fd) so
+        # that the kernel queue (max_queued_events) overflows for real in watched directories.
+        inotify = d.watcher.observer._inotify_fd  # type: ignore[attr-defined]
+        with inotify._lock:
+            made = _fill(root / "flood", dirs, per_dir)
+        want = Counter({("add", f"flood/{rel}", None): 1 for rel in made})
+        wait_for(lambda: d.watcher is not None and d.watcher.alarm.count > 0)
+        wait_for(lambda: sum(records(s).values()) >= len(made), timeout=40)
+        assert settled(s) == want
+        assert d.stats.full_rescans >= 2  # the start and the overflow
+
+
+def test_edits_while_down_are_recorded_at_the_next_start(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s):
+        pass
+    (root / "main.py").write_text("def main():\n    return 3\n")
+    (root / "added.py").write_text("x = 1\n")
+    os.rename(root / "pkg" / "util.py", root / "pkg" / "moved.py")
+    with daemon_thread(s):
+        assert settled(s) == Counter({("modify", "main.py", None): 1, ("add", "added.py", None): 1,
+                                      ("rename", "pkg/moved.py", "pkg/util.py"): 1})
+
+
+def test_one_daemon_per_workspace_and_status(root: Path) -> None:
+    s = make_settings(root)
+    assert running(root) is None
+    with daemon_thread(s):
+        holder = running(root)
+        assert holder is not None and holder["pid"] == os.getpid()
+        with pytest.raises(LockedError, match=f"pid {os.getpid()}"):
+            Daemon(s).run()
+        (root / "x.py").write_text("x = 1\n")
+        settled(s)
+        info = status(s)
+        assert info["running"] is True and info["changes"] == 1
+        assert info["started_at"] == holder["started_at"]
+        state = json.loads((root / ".symdiff" / "daemon.json").read_text())
+        assert state["changes_recorded"] == 1 and state["running"] is True
+    assert running(root) is None
+    assert status(s)["running"] is False
+
+
+def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s, max_delay_s=5):
+        for i in range(20):
+            (root / "main.py").write_text(f"def main():\n    return {i + 10}\n")
+            assert sync(root / "pkg", timeout=5)  # from a subdirectory, too
+            assert records(s)[("modify", "main.py", None)] == i + 1
+    assert sync(root, timeout=0.1)  # no daemon: nothing to wait for
+
+
+def test_sync_times_out_when_the_daemon_cannot_keep_up(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s) as d:
+        assert d.watcher is not None
+        with d.watcher.observer._inotify_fd._lock:  # type: ignore[attr-defined]
+            started = time.monotonic()
+            assert sync(root, timeout=0.2) is False
+            assert time.monotonic() - started < 1
+        assert list((root / ".symdiff" / "cookies").iterdir()) == []
+
+
+# -- as a real process: signals and kill -9 ---------------------------------------------------
+
+
+def _spawn(root: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SYMDIFF_SETTLE_MS": "20", "SYMDIFF_HOST": "testhost"}
+    p = subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(root), "-q"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_for(lambda: (running(root) is not None and
+             (root / ".symdiff" / "daemon.json").exists()) or p.poll() is not None, timeout=30)
+    assert p.poll() is None, p.communicate()
+    return p
+
+
+def test_sigterm_flushes_pending_events_and_exits_cleanly(root: Path) -> None:
+    s = make_settings(root)
+    p = _spawn(root)
+    (root / "late.py").write_text("def late():\n    pass\n")
+    p.send_signal(signal.SIGTERM)  # at once: the event is still in flight
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert records(s) == Counter({("add", "late.py", None): 1})
+    assert running(root) is None
+    state = json.loads((root / ".symdiff" / "daemon.json").read_text())
+    assert state["running"] is False
+
+
+def test_kill_9_during_a_burst_then_restart_recovers_everything(root: Path) -> None:
+    s = make_settings(root)
+    p = _spawn(root)
+    made = {f"b1/{r}" for r in _burst(root / "b1", 10, 100)}
+    p.kill()
+    p.communicate(timeout=10)
+    made |= {f"b2/{r}" for r in _burst(root / "b2", 5, 100)}  # written while down
+    assert running(root) is None  # the kernel released the lock
+    p = _spawn(root)
+    try:
+        assert settled(s) == Counter({("add", rel, None): 1 for rel in made})
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=30)
+    assert p.returncode == 0
+
+
+def test_watch_limit_falls_back_to_periodic_rescans(root: Path) -> None:
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1)")
+    for i in range(12):
+        (root / f"dir{i}").mkdir()
+    # A user namespace of our own has its own inotify watch limit, which we may lower.
+    cmd = (f"echo 4 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -m symdiff "
+           f"watch {root} --rescan-s 0.3")
+    probe = subprocess.run(["unshare", "-Ur", "sh", "-c", "echo 4 > "
+                            "/proc/sys/user/max_inotify_watches"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot lower the watch limit here: {probe.stderr.decode()}")
+    env = {**os.environ, "SYMDIFF_SETTLE_MS": "20", "SYMDIFF_HOST": "testhost"}
+    p = subprocess.Popen(["unshare", "-Ur", "sh", "-c", cmd], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    s = make_settings(root)
+    try:
+        status_file = root / ".symdiff" / "daemon.json"
+        wait_for(lambda: p.poll() is not None or (status_file.exists() and
+                 json.loads(status_file.read_text())["degraded"]))
+        assert p.poll() is None
+        for i in range(12):
+            (root / f"dir{i}" / "new.py").write_text(f"n = {i}\n")
+        want = Counter({("add", f"dir{i}/new.py", None): 1 for i in range(12)})
+        wait_for(lambda: records(s) == want)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+    assert b"WATCH LIMIT" in err
+    assert p.returncode == 0
