@@ -148,10 +148,12 @@ def sync(root: Path, *, timeout: float = SYNC_TIMEOUT_S) -> bool:
             return True
         time.sleep(delay)
         delay = min(delay * 2, 0.01)
-    with contextlib.suppress(FileNotFoundError):
+    try:
         cookie.unlink()
-        return False
-    return True  # acked between the last check and the unlink
+    except FileNotFoundError:
+        return True  # acked between the last check and the unlink
+    log.warning("the daemon did not catch up within %.1fs; the answer may be stale", timeout)
+    return False
 
 
 # -- the daemon -------------------------------------------------------------------------------

@@ -195,6 +195,9 @@ def diff(
     if root is None or host is None:
         settings = settings or Settings.resolve()
         root, host = root or settings.root, host or settings.host
+    from symdiff.daemon import sync  # read-your-writes: a running daemon records saves first
+
+    sync(root)  # at most 1 s; on timeout it logs that the answer may be stale
     if isinstance(source, Settings):
         store = open_existing(source)
         if store is None:

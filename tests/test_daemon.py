@@ -256,6 +256,17 @@ def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None
     assert sync(root, timeout=0.1)  # no daemon: nothing to wait for
 
 
+def test_the_diff_query_waits_for_the_daemon(root: Path) -> None:
+    from symdiff.query import diff
+
+    s = make_settings(root)
+    with daemon_thread(s, max_delay_s=5):
+        for i in range(10):
+            (root / f"n{i}.py").write_text(f"def n{i}():\n    return {i}\n")
+            got = diff(s, since="1h", scope="all", limit=500)
+            assert [r["path"] for r in got] == [f"n{j}.py" for j in reversed(range(i + 1))]
+
+
 def test_sync_times_out_when_the_daemon_cannot_keep_up(root: Path) -> None:
     s = make_settings(root)
     with daemon_thread(s) as d:
