@@ -122,25 +122,20 @@ def _apply_block(doc: _Doc, block: Block) -> None:
             raise EditError(f"{label}: no such file (an empty SEARCH creates a new file)")
         doc.text = creates[0]
         return
-    fits: list[tuple[str, str, int]] = []
+    # Readings come preferred first; the first that fits the file exactly once wins.
     counts: list[list[int]] = []
     for search, replace in block.readings():
         if search == "":
             continue
         for s, r in _variants(search, replace, doc.eol, doc.text):
             found = occurrences(doc.text, s, whole_lines=block.whole_lines)
+            if len(found) == 1:
+                at = found[0]
+                doc.text = doc.text[:at] + r + doc.text[at + len(s):]
+                return
             if found:
                 counts.append(found)
-                if len(found) == 1:
-                    fits.append((s, r, found[0]))
                 break
-    if len(fits) == 1:
-        s, r, at = fits[0]
-        doc.text = doc.text[:at] + r + doc.text[at + len(s):]
-        return
-    if len(fits) > 1:
-        raise EditError(f"{label}: its {len(block.splits)} `=======` lines split it in "
-                        "several ways that all fit; use the JSON form for this block")
     search = block.search
     if search == "":
         raise EditError(f"{label}: an empty SEARCH creates a file, but {doc.shown} exists")
@@ -295,6 +290,10 @@ def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str
     }
 
 
+def _render(err: Exception) -> str:
+    return err.render() if isinstance(err, SymdiffError) else f"store_error: {err}"
+
+
 def apply_edits(
     edits: object,
     *,
@@ -334,16 +333,16 @@ def apply_edits(
                 # Snapshot the files first, so that the record holds this edit and nothing
                 # someone else changed before it.
                 _reconcile(index, settings, rels)
-            except SymdiffError as err:
-                errors.append(err.render())
+            except (SymdiffError, OSError) as err:  # open_store can raise OSError (mkdir)
+                errors.append(_render(err))
                 index = None
         commit(writes)
         result["applied"] = True
         if index is not None:
             try:
                 result["recorded"] = [c.to_dict() for c in _reconcile(index, settings, rels)]
-            except SymdiffError as err:
-                errors.append(err.render())
+            except (SymdiffError, OSError) as err:
+                errors.append(_render(err))
     if errors:
         result["record_error"] = "; ".join(errors)
     return result
