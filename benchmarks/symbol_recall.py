@@ -2,17 +2,22 @@
 
 For each language: the share of ctags' function/method/class definitions that symdiff also
 finds on the same line (between a symbol's start line and the end of its header).
-Run: .venv/bin/python benchmarks/symbol_recall.py [--files N] [--misses K]
+Run: .venv/bin/python benchmarks/symbol_recall.py [--files N] [--misses K] [LANGUAGE ...]
+Corpora that this machine must download (Debian packages, npm tarballs, a PyPI sdist) are
+fetched once into benchmarks/.cache/recall; an unreachable one falls back to the golden sample.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from symdiff.extract import extract
@@ -40,9 +45,94 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return True  # ctags' Python methods
     if name.startswith("AnonymousFunction"):
         return False
+    if language == "bash" and name.endswith("="):
+        return False  # ctags 5.9 reads an array assignment `COMPREPLY=()` as a function
     if language == "javascript" and kind == "class":
         return "class " in str(tag.get("pattern", ""))  # ctags calls object literals classes
     return kind in KINDS
+
+
+def _spread(files: list[Path], limit: int) -> list[Path]:
+    """Up to `limit` files taken evenly across a sorted list, so one package does not fill it."""
+    files = sorted(files)
+    return files[:: max(1, len(files) // limit)][:limit]
+
+
+def _fetch(name: str, fetch: Callable[[Path], None]) -> Path | None:
+    """benchmarks/.cache/recall/<name>, filled by `fetch` on first use; None when unreachable."""
+    target = CACHE / "recall" / name
+    if target.is_dir():
+        return target
+    scratch = target.with_suffix(".part")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    try:
+        fetch(scratch)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
+        print(f"  corpus {name} unreachable, skipped: {error}", file=sys.stderr)
+        shutil.rmtree(scratch, ignore_errors=True)
+        return None
+    scratch.rename(target)
+    return target
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, timeout=300)
+
+
+def _debian(*packages: str) -> Callable[[Path], None]:
+    """Download Debian binary packages with `apt-get download` and unpack them."""
+
+    def fetch(into: Path) -> None:
+        _run(["apt-get", "download", *packages], into)
+        for deb in into.glob("*.deb"):
+            _run(["dpkg-deb", "-x", str(deb), "."], into)
+            deb.unlink()
+
+    return fetch
+
+
+def _npm(*specs: str) -> Callable[[Path], None]:
+    """Download npm tarballs with `npm pack` and unpack each into its own folder."""
+
+    def fetch(into: Path) -> None:
+        _run(["npm", "pack", "--silent", *specs], into)
+        for tgz in into.glob("*.tgz"):
+            with tarfile.open(tgz) as tar:
+                tar.extractall(into / tgz.stem, filter="data")
+            tgz.unlink()
+
+    return fetch
+
+
+def _sdist(spec: str) -> Callable[[Path], None]:
+    """Download a PyPI source distribution and unpack it."""
+
+    def fetch(into: Path) -> None:
+        pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        _run([*pip, "--no-binary", ":all:", spec, "-d", "."], into)
+        for sdist in into.glob("*.tar.gz"):
+            with tarfile.open(sdist) as tar:
+                tar.extractall(into, filter="data")
+            sdist.unlink()
+
+    return fetch
+
+
+def _files(name: str, fetch: Callable[[Path], None], pattern: str, limit: int) -> list[Path]:
+    """Up to `limit` files matching `pattern` in a fetched corpus, minus tests and declarations."""
+    root = _fetch(name, fetch)
+    if root is None:
+        return []
+    skip = ("/testdata/", "/test/", "/tests/", "/__tests__/")
+    found = [
+        p
+        for p in root.rglob(pattern)
+        if p.is_file()
+        and not any(s in str(p) for s in skip)
+        and not p.name.endswith((".d.ts", "_test.go", ".test.ts", ".test.tsx"))
+    ]
+    return _spread(found, limit)
 
 
 def _jdk_sources(limit: int) -> list[Path]:
@@ -64,18 +154,55 @@ def _c_headers(limit: int) -> list[Path]:
     return [h for h in headers if not any(m in h.read_bytes() for m in cxx)][:limit]
 
 
-def corpora(limit: int) -> dict[str, tuple[str, list[Path]]]:
+def _bash_completions(limit: int) -> list[Path]:
+    """bash-completion's scripts (shell functions, no extension)."""
+    completions = Path("/usr/share/bash-completion/completions")
+    return _spread([p for p in completions.iterdir() if p.is_file()], limit)
+
+
+# Language -> (where the files come from, how to get up to N of them).
+REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
+    "python": ("site-packages", lambda n: sorted((SITE / "site-packages").rglob("*.py"))[:n]),
+    "c": ("/usr/include (C only)", _c_headers),
+    "cpp": ("libstdc++ bits", lambda n: sorted(Path("/usr/include/c++").glob("*/bits/*.h"))[:n]),
+    "javascript": ("npm", lambda n: sorted(Path("/usr/lib/node_modules/npm").rglob("*.js"))[:n]),
+    "java": ("JDK src.zip java.util", _jdk_sources),
+    "go": ("Debian golang-1.19-src", lambda n: _files("go", _debian("golang-1.19-src"), "*.go", n)),
+    "rust": (
+        "Debian serde/regex/syn",
+        lambda n: _files(
+            "rust", _debian("librust-serde-dev", "librust-regex-dev", "librust-syn-dev"), "*.rs", n
+        ),
+    ),
+    "ruby": ("Debian libruby3.1", lambda n: _files("ruby", _debian("libruby3.1"), "*.rb", n)),
+    "php": (
+        "Debian symfony/commonmark",
+        lambda n: _files(
+            "php", _debian("php-symfony-console", "php-league-commonmark"), "*.php", n
+        ),
+    ),
+    "csharp": (
+        "PyPI pythonnet sdist",
+        lambda n: _files("csharp", _sdist("pythonnet==3.0.5"), "*.cs", n),
+    ),
+    "typescript": (
+        "npm rxjs, query-core",
+        lambda n: _files("ts", _npm("rxjs@7.8.1", "@tanstack/query-core@5.59.0"), "*.ts", n),
+    ),
+    "tsx": (
+        "npm react-query",
+        lambda n: _files("tsx", _npm("@tanstack/react-query@5.59.0"), "*.tsx", n),
+    ),
+    "bash": ("bash-completion", _bash_completions),
+}  # fmt: skip
+
+
+def corpora(limit: int, only: list[str]) -> dict[str, tuple[str, list[Path]]]:
     """Language -> (where the files come from, files)."""
-    real: dict[str, tuple[str, list[Path]]] = {
-        "python": ("site-packages", sorted((SITE / "site-packages").rglob("*.py"))[:limit]),
-        "c": ("/usr/include (C only)", _c_headers(limit)),
-        "cpp": ("libstdc++ bits", sorted(Path("/usr/include/c++").glob("*/bits/*.h"))[:limit]),
-        "javascript": ("npm", sorted(Path("/usr/lib/node_modules/npm").rglob("*.js"))[:limit]),
-        "java": ("JDK src.zip java.util", _jdk_sources(limit)),
-    }  # fmt: skip
     out: dict[str, tuple[str, list[Path]]] = {}
-    for language in CTAGS_LANG:
-        source, files = real.get(language, ("", []))
+    for language in only or CTAGS_LANG:
+        source, get = REAL.get(language, ("", lambda _n: []))
+        files = get(limit)
         if not files:
             source, files = "golden sample", sorted((FIXTURES / language).glob("sample*"))
         out[language] = (source, files)
@@ -122,9 +249,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=400, help="files per language")
     parser.add_argument("--misses", type=int, default=0, help="misses to print per language")
+    parser.add_argument("languages", nargs="*", help="only these languages (default: all)")
     args = parser.parse_args()
     print(f"{'language':<11} {'corpus':<22} {'files':>5} {'ctags defs':>10} {'found':>6} recall")
-    for language, (source, files) in corpora(args.files).items():
+    for language, (source, files) in corpora(args.files, args.languages).items():
         found, total = recall(language, files, args.misses)
         share = found / total if total else float("nan")
         print(f"{language:<11} {source:<22} {len(files):>5} {total:>10} {found:>6} {share:>6.3f}")

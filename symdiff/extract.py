@@ -46,5 +46,6 @@ def extract(language: str, source: bytes) -> list[Symbol]:
     if found is None:
         return []
     family, query = found
-    tree = _parser(language).parse(source)
+    # The tree of a masked text places definitions; signatures are cut from the source itself.
+    tree = _parser(language).parse(source if family.mask is None else family.mask(source))
     return walk(family, source, tree.root_node, query)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from symdiff.extract import extract
+from symdiff.languages.cmacros import mask
 from symdiff.model import Symbol
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
@@ -195,3 +196,33 @@ def test_overloads_are_separate_symbols_with_different_signatures() -> None:
 def test_c_prototype_behind_an_unknown_macro_is_still_found() -> None:
     source = "extern int aio_cancel (int fd, struct aiocb *cb) __THROW;\nint g(void);\n"
     assert [s.name for s in extract("c", source.encode())] == ["aio_cancel", "g"]
+
+
+def test_c_prototypes_behind_glibc_and_zlib_macros_are_found() -> None:
+    source = (
+        "__BEGIN_DECLS\n"
+        "extern int posix_spawn (pid_t *__restrict __pid,\n"
+        "\t\tchar *const __argv[__restrict_arr])\n"
+        "    __nonnull ((2, 3));\n"
+        "extern int getdomainname (char *__name, size_t __len)\n"
+        "     __THROW __nonnull ((1)) __wur\n"
+        "     __fortified_attr_access (__write_only__, 1, 2);\n"
+        "ZEXTERN int ZEXPORT deflateInit OF((z_streamp strm, int level));\n"
+        "__END_DECLS\n"
+    )
+    symbols = extract("c", source.encode())
+    assert [(s.name, s.start_line, s.end_line) for s in symbols] == [
+        ("posix_spawn", 2, 4),
+        ("getdomainname", 5, 7),
+        ("deflateInit", 8, 8),
+    ]
+    # The macros stay in the signature: the mask only steers the parser.
+    assert "__wur" in symbols[1].signature and "OF((" in symbols[2].signature
+
+
+def test_c_macro_mask_keeps_directives_and_offsets() -> None:
+    source = b"#define OF(args) args\nint f OF((int a)) __THROW;\n"
+    masked = mask(source)
+    assert len(masked) == len(source) and masked.count(b"\n") == source.count(b"\n")
+    assert masked.startswith(b"#define OF(args) args\n")
+    assert masked.split(b"\n")[1].split() == [b"int", b"f", b"(int", b"a)", b";"]

@@ -61,6 +61,8 @@ class Family:
     wrappers: frozenset[str] = frozenset()
     leading: frozenset[str] = frozenset()
     prefix: Callable[[Node], str | None] = field(default=lambda _root: None)
+    # What the parser sees instead of the source (same length and lines), if not the source.
+    mask: Callable[[bytes], bytes] | None = None
 
 
 def join_with(sep: str) -> Joiner:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from symdiff.languages import cmacros
 from symdiff.languages._engine import (
     CLASSLIKE,
     Def,
@@ -131,4 +132,5 @@ FAMILY = Family(
     handlers=HANDLERS,
     join=join,
     wrappers=frozenset({"template_declaration"}),
+    mask=cmacros.mask,
 )
