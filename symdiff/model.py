@@ -81,7 +81,9 @@ class SymbolChange:
 
 def format_timestamp(ts: datetime) -> str:
     """RFC 3339 in UTC with microseconds and a `Z`."""
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if ts.tzinfo is not UTC:
+        ts = ts.astimezone(UTC)
+    return ts.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,7 +78,6 @@ def upgrade() -> None:
     op.create_index("ix_changes_scope_ts_us", "changes", ["scope", "ts_us"])
     op.create_table(
         "symbol_changes",
-        sa.Column("id", BIGID, autoincrement=True, nullable=False),
         sa.Column("change_id", BIGID, nullable=False),
         sa.Column("ordinal", sa.Integer(), nullable=False),
         sa.Column("name", sa.Text(), nullable=False),
@@ -88,13 +87,11 @@ def upgrade() -> None:
         sa.Column("end_line", sa.Integer(), nullable=False),
         sa.Column("renamed_from", sa.Text(), nullable=True),
         sa.Column("renamed_to", sa.Text(), nullable=True),
-        sa.PrimaryKeyConstraint("id", name="pk_symbol_changes"),
+        sa.PrimaryKeyConstraint("change_id", "ordinal", name="pk_symbol_changes"),
         sa.ForeignKeyConstraint(
             ["change_id"], ["changes.id"], name="fk_symbol_changes_change_id_changes"
         ),
-    )
-    op.create_index(
-        "ix_symbol_changes_change_id_ordinal", "symbol_changes", ["change_id", "ordinal"]
+        sqlite_with_rowid=False,
     )
 
 

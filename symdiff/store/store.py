@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,12 @@ class Mutation:
     touch_only: bool = field(default=False)
 
 
+_CHANGE_TYPES = {m.value: m for m in ChangeType}
+_SCOPES = {m.value: m for m in Scope}
+_SYMBOL_TYPES = {m.value: m for m in SymbolChangeType}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def to_us(ts: datetime) -> int:
     """Microseconds since the epoch, UTC."""
     delta = ts.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)
@@ -62,7 +68,7 @@ def to_us(ts: datetime) -> int:
 
 def from_us(us: int) -> datetime:
     """The UTC datetime of microseconds since the epoch."""
-    return datetime.fromtimestamp(us // 1_000_000, UTC).replace(microsecond=us % 1_000_000)
+    return _EPOCH + timedelta(microseconds=us)
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -415,7 +421,11 @@ class Store:
     ) -> list[FileChange]:
         """Changes at or after `since`, newest first, scope filtered before the limit."""
         c = t.changes
-        q = select(c, t.workspaces.c.root).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)
+        q = select(
+            c.c.id, c.c.path, c.c.old_path, c.c.ts_us, c.c.change_type, c.c.lines_added,
+            c.c.lines_removed, c.c.scope, c.c.language, t.workspaces.c.root, c.c.old_hash,
+            c.c.new_hash,
+        ).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)  # fmt: skip
         q = q.where(c.c.ts_us >= to_us(since))
         if workspace_ids is not None:
             q = q.where(c.c.workspace_id.in_(list(workspace_ids)))
@@ -424,48 +434,59 @@ class Store:
         q = q.order_by(c.c.ts_us.desc(), c.c.id.desc()).limit(limit)
         with self._read() as conn:
             rows = conn.execute(q).all()
-            symbols = self._symbols_for(conn, [r.id for r in rows])
+            symbols = self._symbols_for(conn, [r[0] for r in rows])
+        # Enum lookups by value through dicts: the query path builds thousands of these.
         return [
             FileChange(
-                path=r.path,
-                old_path=r.old_path,
-                timestamp=from_us(r.ts_us),
-                change_type=ChangeType(r.change_type),
-                lines_added=r.lines_added,
-                lines_removed=r.lines_removed,
-                scope=Scope(r.scope),
-                language=r.language,
-                symbols=tuple(symbols.get(r.id, ())),
-                workspace=r.root,
-                old_hash=r.old_hash,
-                new_hash=r.new_hash,
-                id=r.id,
+                path,
+                old_path,
+                from_us(ts),
+                _CHANGE_TYPES[kind],
+                added,
+                removed,
+                _SCOPES[sc],
+                language,
+                symbols.get(cid, ()),
+                root,
+                old_hash,
+                new_hash,
+                cid,
             )
-            for r in rows
+            for (
+                cid,
+                path,
+                old_path,
+                ts,
+                kind,
+                added,
+                removed,
+                sc,
+                language,
+                root,
+                old_hash,
+                new_hash,
+            ) in rows
         ]
 
     @staticmethod
-    def _symbols_for(conn: Connection, change_ids: list[int]) -> dict[int, list[SymbolChange]]:
-        out: dict[int, list[SymbolChange]] = {}
+    def _symbols_for(
+        conn: Connection, change_ids: list[int]
+    ) -> dict[int, tuple[SymbolChange, ...]]:
         if not change_ids:
-            return out
+            return {}
         s = t.symbol_changes
         rows = conn.execute(
-            select(s).where(s.c.change_id.in_(change_ids)).order_by(s.c.change_id, s.c.ordinal)
-        ).all()
-        for r in rows:
-            out.setdefault(r.change_id, []).append(
-                SymbolChange(
-                    name=r.name,
-                    kind=r.kind,
-                    change_type=SymbolChangeType(r.change_type),
-                    start_line=r.start_line,
-                    end_line=r.end_line,
-                    renamed_from=r.renamed_from,
-                    renamed_to=r.renamed_to,
-                )
-            )
-        return out
+            select(s.c.change_id, s.c.name, s.c.kind, s.c.change_type, s.c.start_line,
+                   s.c.end_line, s.c.renamed_from, s.c.renamed_to)
+            .where(s.c.change_id.in_(change_ids))
+            .order_by(s.c.change_id, s.c.ordinal)
+        ).all()  # fmt: skip
+        grouped: dict[int, list[SymbolChange]] = {}
+        for cid, name, kind, ctype, start, end, renamed_from, renamed_to in rows:
+            sym = SymbolChange(name, kind, _SYMBOL_TYPES[ctype], start, end, renamed_from,
+                               renamed_to)  # fmt: skip
+            grouped.setdefault(cid, []).append(sym)
+        return {cid: tuple(syms) for cid, syms in grouped.items()}
 
     def count_changes(self, workspace_id: int) -> int:
         """How many change records a workspace has."""
