@@ -45,6 +45,11 @@ def _norm(line: str) -> str:
     return " ".join(line.split())
 
 
+def _bare(line: str) -> str:
+    """A line with every whitespace character removed: equal bare lines differ only in it."""
+    return "".join(line.split())
+
+
 def _search_lines(search: str) -> list[str]:
     lines = search.split("\n")
     if lines and lines[-1] == "":
@@ -69,8 +74,8 @@ def _kind(found: Sequence[str], wanted: Sequence[str]) -> str:
 
 
 def _whitespace_hits(file_lines: list[str], wanted: list[str]) -> list[int]:
-    norm_f = [_norm(x) for x in file_lines]
-    norm_s = [_norm(x) for x in wanted]
+    norm_f = [_bare(x) for x in file_lines]
+    norm_s = [_bare(x) for x in wanted]
     n = len(norm_s)
     return [i for i in range(len(norm_f) - n + 1)
             if norm_f[i] == norm_s[0] and norm_f[i:i + n] == norm_s]
@@ -142,5 +147,6 @@ def near_match(content: str, search: str) -> str:
         return "nothing in the file resembles it; re-read the file before editing"
     start, ratio = best
     found = file_lines[start:start + n]
-    return (f"most similar region: lines {start + 1}-{start + len(found)} "
+    span = f"line {start + 1}" if len(found) == 1 else f"lines {start + 1}-{start + len(found)}"
+    return (f"most similar region: {span} "
             f"({ratio:.0%} similar; - file, + search):\n{_short_diff(found, wanted, start + 1)}")
