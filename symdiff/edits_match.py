@@ -95,6 +95,9 @@ def _candidates(file_lines: list[str], wanted: list[str]) -> list[int]:
         if 0 < len(hits) <= _MAX_VOTES_PER_LINE:
             votes.update(i - j for i in hits)
     starts = [s for s, _ in votes.most_common(_CANDIDATES)]
+    if starts:
+        return list(dict.fromkeys(max(0, s) for s in starts))
+    # No line in common: fall back to the closest spellings of the longest search line.
     longest = max(range(len(wanted)), key=lambda j: len(wanted[j].strip()))
     close = difflib.get_close_matches(
         _norm(wanted[longest]), list(where), n=3, cutoff=0.6
