@@ -3,6 +3,7 @@
 from symdiff.acp import FilePatch, build_diff
 from symdiff.attribute import symbol_changes
 from symdiff.duration import parse_go_duration
+from symdiff.edits import apply_edits
 from symdiff.errors import (
     DurationError,
     EditError,
@@ -36,6 +37,7 @@ __all__ = [
     "SymbolChangeType",
     "SymdiffError",
     "ToolFailed",
+    "apply_edits",
     "build_diff",
     "diff_lines",
     "extract",

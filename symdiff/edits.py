@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from symdiff.acp import FilePatch, build_diff
 from symdiff.attribute import symbol_changes
@@ -25,8 +26,10 @@ from symdiff.edits_write import Write, commit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, SymdiffError, ToolFailed
 from symdiff.languages import language_for
 from symdiff.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
-from symdiff.model import FileChange
-from symdiff.store import Store
+
+if TYPE_CHECKING:  # the store pulls in SQLAlchemy; a dry run needs none of it
+    from symdiff.model import FileChange
+    from symdiff.store import Store
 
 __all__ = ["FilePlan", "apply_edits", "plan_edits"]
 
