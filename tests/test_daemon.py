@@ -17,7 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from symdiff.cli import cli
 from symdiff.config import Settings
 from symdiff.daemon import Daemon, running, status, sync
 from symdiff.errors import LockedError
@@ -242,8 +244,14 @@ def test_one_daemon_per_workspace_and_status(root: Path) -> None:
         assert info["started_at"] == holder["started_at"]
         state = json.loads((root / ".symdiff" / "daemon.json").read_text())
         assert state["changes_recorded"] == 1 and state["running"] is True
+        out = CliRunner().invoke(cli, ["status", str(root), "--db", s.db_url],
+                                 env={"SYMDIFF_HOST": "testhost"})
+        assert out.exit_code == 0 and f"pid {os.getpid()}" in out.output
+        assert "1 changes recorded" in out.output
     assert running(root) is None
     assert status(s)["running"] is False
+    out = CliRunner().invoke(cli, ["status", str(root), "--json"], env={"SYMDIFF_HOST": "testhost"})
+    assert json.loads(out.output)["running"] is False and json.loads(out.output)["changes"] == 1
 
 
 def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None:
