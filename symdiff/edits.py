@@ -336,7 +336,7 @@ def apply_edits(
                 # Snapshot the files first, so that the record holds this edit and nothing
                 # someone else changed before it.
                 _reconcile(index, settings, rels)
-            except (SymdiffError, OSError) as err:  # open_store can raise OSError (mkdir)
+            except SymdiffError as err:
                 errors.append(_render(err))
                 index = None
         commit(writes)
@@ -344,7 +344,7 @@ def apply_edits(
         if index is not None:
             try:
                 result["recorded"] = [c.to_dict() for c in _reconcile(index, settings, rels)]
-            except (SymdiffError, OSError) as err:
+            except SymdiffError as err:
                 errors.append(_render(err))
     if errors:
         result["record_error"] = "; ".join(errors)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from symdiff.errors import EditError, ToolFailed
+from symdiff.ignore import TEMP_SUFFIX as TMP_SUFFIX
 
-TMP_SUFFIX = ".symdiff-tmp"
 _NAME_ROOM = 180  # keeps `.<name>.<hex>.symdiff-tmp` under the usual 255-byte name limit
 
 

@@ -12,6 +12,8 @@ import pathspec
 log = logging.getLogger(__name__)
 
 ALWAYS_IGNORED = frozenset({".git", ".symdiff"})
+# apply_edits stages files as `.<name>.<random>.symdiff-tmp` before renaming them into place.
+TEMP_SUFFIX = ".symdiff-tmp"
 
 
 class IgnoreRules:
@@ -44,7 +46,7 @@ class IgnoreRules:
     def _decide(self, rel_path: str, is_dir: bool) -> bool:
         """Whether this entry itself matches (its parent directories are not checked)."""
         name = rel_path.rsplit("/", 1)[-1]
-        if name in ALWAYS_IGNORED:
+        if name in ALWAYS_IGNORED or name.endswith(TEMP_SUFFIX):
             return True
         probe = rel_path + "/" if is_dir else rel_path
         ignored = False

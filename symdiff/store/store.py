@@ -94,9 +94,11 @@ def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         memory = url in ("sqlite://", "sqlite:///:memory:")
         if not memory and url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent.mkdir(
-                parents=True, exist_ok=True
-            )
+            folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the database folder {folder}: {exc}") from exc
         kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs
