@@ -12,6 +12,7 @@ the default query and for since=720h scope=test limit=500.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import time
@@ -49,6 +50,10 @@ def _files(rng: random.Random) -> list[tuple[str, str]]:
     return out
 
 
+def _symbol_json(row: dict[str, object]) -> dict[str, object]:
+    return {k: row[k] for k in ("name", "kind", "change_type", "start_line", "end_line")}
+
+
 def fill(store: Store) -> None:
     """Insert the synthetic history unless it is already there."""
     with store.engine.connect() as conn:
@@ -69,19 +74,21 @@ def fill(store: Store) -> None:
             for _ in range(first, min(first + BATCH, CHANGES)):
                 change_id += 1
                 path, scope = files[rng.randrange(FILES)]
+                mine = [{
+                    "change_id": change_id, "ordinal": k, "name": f"Cls{k}.method{k}",
+                    "kind": "method", "change_type": "modified", "start_line": 10 * k + 1,
+                    "end_line": 10 * k + 8, "renamed_from": None, "renamed_to": None,
+                } for k in range(SYMBOLS_PER_CHANGE)]
+                symbols.extend(mine)
                 changes.append({
                     "id": change_id, "workspace_id": ws.id,
                     "ts_us": start_us + rng.randrange(span_us), "path": path, "old_path": None,
                     "change_type": "modify", "lines_added": rng.randrange(1, 40),
                     "lines_removed": rng.randrange(0, 40), "scope": scope, "language": "python",
                     "old_hash": None, "new_hash": None,
+                    # As Store.apply writes it: SPEC.md's symbol objects, compact JSON.
+                    "symbols": json.dumps([_symbol_json(m) for m in mine], separators=(",", ":")),
                 })
-                for k in range(SYMBOLS_PER_CHANGE):
-                    symbols.append({
-                        "change_id": change_id, "ordinal": k, "name": f"Cls{k}.method{k}",
-                        "kind": "method", "change_type": "modified", "start_line": 10 * k + 1,
-                        "end_line": 10 * k + 8, "renamed_from": None, "renamed_to": None,
-                    })
             with conn.begin():
                 conn.execute(t.changes.insert(), changes)
                 conn.execute(t.symbol_changes.insert(), symbols)

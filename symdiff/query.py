@@ -224,7 +224,12 @@ def _run(
     if ids == []:
         return []
     start = (now or datetime.now(UTC)) - timedelta(microseconds=args.since_ns // 1000)
+    if not include_patch:
+        # The fast path: rows straight into records, no domain objects in between.
+        return store.query_records(
+            workspace_ids=ids, since=start, scope=args.scope, limit=args.limit
+        )
     changes = store.query_changes(
         workspace_ids=ids, since=start, scope=args.scope, limit=args.limit
     )
-    return [record(store, c, include_patch=include_patch, root=root) for c in changes]
+    return [record(store, c, include_patch=True, root=root) for c in changes]

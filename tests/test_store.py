@@ -118,3 +118,20 @@ def test_blobs_are_git_objects_and_compressed() -> None:
 def test_timestamps_keep_microseconds() -> None:
     ts = datetime(2026, 11, 22, 1, 38, 13, 123456, tzinfo=UTC)
     assert from_us(to_us(ts)) == ts
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_file_states_under_a_path_is_that_file_or_that_directory(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    paths = ["a", "a/x.py", "a/b/y.py", "a.txt", "ab/z.py", "a-b/q.py", "A/u.py", "b/a/v.py"]
+    with Store(url) as store:
+        ws = store.ensure_workspace("/r", "h")
+        store.apply(
+            ws.id, [Mutation(upserts=tuple(FileState(p, "0" * 40, 1, 1, 1) for p in paths))]
+        )
+        assert sorted(store.file_states(ws.id, under=["a"])) == ["a", "a/b/y.py", "a/x.py"]
+        assert sorted(store.file_states(ws.id, under=["a/b", "ab"])) == ["a/b/y.py", "ab/z.py"]
+        assert sorted(store.file_states(ws.id, under=["", "zzz"])) == sorted(paths)
+        assert store.file_states(ws.id, under=["missing"]) == {}

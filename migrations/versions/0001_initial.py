@@ -16,6 +16,7 @@ branch_labels = None
 depends_on = None
 
 BIGID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+PATH = sa.Text().with_variant(sa.Text(collation="C"), "postgresql")
 
 
 def upgrade() -> None:
@@ -41,7 +42,7 @@ def upgrade() -> None:
     op.create_table(
         "files",
         sa.Column("workspace_id", sa.Integer(), nullable=False),
-        sa.Column("path", sa.Text(), nullable=False),
+        sa.Column("path", PATH, nullable=False),
         sa.Column("blob_hash", sa.String(40), nullable=False),
         sa.Column("size", sa.BigInteger(), nullable=False),
         sa.Column("mtime_ns", sa.BigInteger(), nullable=False),
@@ -65,6 +66,7 @@ def upgrade() -> None:
         sa.Column("language", sa.String(32), nullable=True),
         sa.Column("old_hash", sa.String(40), nullable=True),
         sa.Column("new_hash", sa.String(40), nullable=True),
+        sa.Column("symbols", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_changes"),
         sa.ForeignKeyConstraint(
             ["workspace_id"], ["workspaces.id"], name="fk_changes_workspace_id_workspaces"

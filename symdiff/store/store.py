@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -10,7 +11,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    create_engine,
+    delete,
+    event,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
@@ -58,6 +69,24 @@ _CHANGE_TYPES = {m.value: m for m in ChangeType}
 _SCOPES = {m.value: m for m in Scope}
 _SYMBOL_TYPES = {m.value: m for m in SymbolChangeType}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _symbol(d: dict[str, Any]) -> SymbolChange:
+    return SymbolChange(
+        name=d["name"],
+        kind=d["kind"],
+        change_type=_SYMBOL_TYPES[d["change_type"]],
+        start_line=d["start_line"],
+        end_line=d["end_line"],
+        renamed_from=d.get("renamed_from"),
+        renamed_to=d.get("renamed_to"),
+    )
+
+
+def format_us(us: int) -> str:
+    """RFC 3339 UTC with microseconds and `Z` of microseconds since the epoch."""
+    whole, frac = divmod(us, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{frac:06d}Z"
 
 
 def to_us(ts: datetime) -> int:
@@ -250,29 +279,28 @@ class Store:
     def file_states(
         self, workspace_id: int, *, under: Sequence[str] | None = None
     ) -> dict[str, FileState]:
-        """Current state of tracked files, optionally only those at or under some paths."""
-        q = select(t.files).where(t.files.c.workspace_id == workspace_id)
-        out: dict[str, FileState] = {}
+        """Current state of tracked files, optionally only those at or under some paths.
+
+        Each path is looked up as itself and as a directory prefix, by ranges on the primary
+        key (`path` compares bytewise: BINARY on SQLite, COLLATE "C" on PostgreSQL).
+        """
+        f = t.files
+        q = select(f).where(f.c.workspace_id == workspace_id)
         with self._read() as conn:
-            if under is None:
-                rows: Sequence[Any] = conn.execute(q).all()
+            if under is None or "" in under:
+                rows: list[Any] = list(conn.execute(q))
             else:
                 rows = []
-                for prefix in under:
-                    if not prefix:
-                        rows = conn.execute(q).all()
-                        break
-                    rows.extend(
-                        conn.execute(
-                            q.where(
-                                (t.files.c.path == prefix)
-                                | (func.substr(t.files.c.path, 1, len(prefix) + 1) == prefix + "/")
-                            )
-                        ).all()
-                    )
-        for r in rows:
-            out[r.path] = FileState(r.path, r.blob_hash, r.size, r.mtime_ns, r.checked_ns)
-        return out
+                wanted = sorted(set(under))
+                for i in range(0, len(wanted), 100):
+                    terms = [
+                        (f.c.path == p) | ((f.c.path >= p + "/") & (f.c.path < p + "0"))
+                        for p in wanted[i : i + 100]
+                    ]
+                    rows.extend(conn.execute(q.where(or_(*terms))))
+        return {
+            r.path: FileState(r.path, r.blob_hash, r.size, r.mtime_ns, r.checked_ns) for r in rows
+        }
 
     def get_blob(self, digest: str) -> bytes | None:
         """The bytes of a snapshot, or None when only its hash is kept (or it is unknown)."""
@@ -388,6 +416,7 @@ class Store:
                 language=c.language,
                 old_hash=c.old_hash,
                 new_hash=c.new_hash,
+                symbols=json.dumps([x.to_dict() for x in c.symbols], separators=(",", ":")),
             )
         )
         change_id = int(res.inserted_primary_key[0])  # type: ignore[index]
@@ -413,6 +442,57 @@ class Store:
 
     # -- the read path --------------------------------------------------------------------
 
+    def _select_changes(
+        self,
+        *,
+        workspace_ids: Sequence[int] | None,
+        since: datetime,
+        scope: Scope | None,
+        limit: int,
+    ) -> Sequence[Any]:
+        c = t.changes
+        q = select(
+            c.c.path, c.c.old_path, c.c.ts_us, c.c.change_type, c.c.lines_added,
+            c.c.lines_removed, c.c.scope, c.c.language, c.c.symbols, c.c.id,
+            t.workspaces.c.root, c.c.old_hash, c.c.new_hash,
+        ).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)  # fmt: skip
+        q = q.where(c.c.ts_us >= to_us(since))
+        if workspace_ids is not None:
+            q = q.where(c.c.workspace_id.in_(list(workspace_ids)))
+        if scope is not None:
+            q = q.where(c.c.scope == scope.value)
+        q = q.order_by(c.c.ts_us.desc(), c.c.id.desc()).limit(limit)
+        with self._read() as conn:
+            return conn.execute(q).all()
+
+    def query_records(
+        self,
+        *,
+        workspace_ids: Sequence[int] | None,
+        since: datetime,
+        scope: Scope | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Like `query_changes`, as SPEC.md's JSON records: the fast path of the `diff` query."""
+        rows = self._select_changes(
+            workspace_ids=workspace_ids, since=since, scope=scope, limit=limit
+        )
+        loads = json.loads
+        return [
+            {
+                "path": r[0],
+                "old_path": r[1],
+                "timestamp": format_us(r[2]),
+                "change_type": r[3],
+                "lines_added": r[4],
+                "lines_removed": r[5],
+                "scope": r[6],
+                "language": r[7],
+                "symbols": loads(r[8]),
+            }
+            for r in rows
+        ]
+
     def query_changes(
         self,
         *,
@@ -422,73 +502,27 @@ class Store:
         limit: int,
     ) -> list[FileChange]:
         """Changes at or after `since`, newest first, scope filtered before the limit."""
-        c = t.changes
-        q = select(
-            c.c.id, c.c.path, c.c.old_path, c.c.ts_us, c.c.change_type, c.c.lines_added,
-            c.c.lines_removed, c.c.scope, c.c.language, t.workspaces.c.root, c.c.old_hash,
-            c.c.new_hash,
-        ).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)  # fmt: skip
-        q = q.where(c.c.ts_us >= to_us(since))
-        if workspace_ids is not None:
-            q = q.where(c.c.workspace_id.in_(list(workspace_ids)))
-        if scope is not None:
-            q = q.where(c.c.scope == scope.value)
-        q = q.order_by(c.c.ts_us.desc(), c.c.id.desc()).limit(limit)
-        with self._read() as conn:
-            rows = conn.execute(q).all()
-            symbols = self._symbols_for(conn, [r[0] for r in rows])
-        # Enum lookups by value through dicts: the query path builds thousands of these.
+        rows = self._select_changes(
+            workspace_ids=workspace_ids, since=since, scope=scope, limit=limit
+        )
         return [
             FileChange(
-                path,
-                old_path,
-                from_us(ts),
-                _CHANGE_TYPES[kind],
-                added,
-                removed,
-                _SCOPES[sc],
-                language,
-                symbols.get(cid, ()),
-                root,
-                old_hash,
-                new_hash,
-                cid,
+                path=r[0],
+                old_path=r[1],
+                timestamp=from_us(r[2]),
+                change_type=_CHANGE_TYPES[r[3]],
+                lines_added=r[4],
+                lines_removed=r[5],
+                scope=_SCOPES[r[6]],
+                language=r[7],
+                symbols=tuple(_symbol(d) for d in json.loads(r[8])),
+                workspace=r[10],
+                old_hash=r[11],
+                new_hash=r[12],
+                id=r[9],
             )
-            for (
-                cid,
-                path,
-                old_path,
-                ts,
-                kind,
-                added,
-                removed,
-                sc,
-                language,
-                root,
-                old_hash,
-                new_hash,
-            ) in rows
+            for r in rows
         ]
-
-    @staticmethod
-    def _symbols_for(
-        conn: Connection, change_ids: list[int]
-    ) -> dict[int, tuple[SymbolChange, ...]]:
-        if not change_ids:
-            return {}
-        s = t.symbol_changes
-        rows = conn.execute(
-            select(s.c.change_id, s.c.name, s.c.kind, s.c.change_type, s.c.start_line,
-                   s.c.end_line, s.c.renamed_from, s.c.renamed_to)
-            .where(s.c.change_id.in_(change_ids))
-            .order_by(s.c.change_id, s.c.ordinal)
-        ).all()  # fmt: skip
-        grouped: dict[int, list[SymbolChange]] = {}
-        for cid, name, kind, ctype, start, end, renamed_from, renamed_to in rows:
-            sym = SymbolChange(name, kind, _SYMBOL_TYPES[ctype], start, end, renamed_from,
-                               renamed_to)  # fmt: skip
-            grouped.setdefault(cid, []).append(sym)
-        return {cid: tuple(syms) for cid, syms in grouped.items()}
 
     def count_changes(self, workspace_id: int) -> int:
         """How many change records a workspace has."""

@@ -26,6 +26,9 @@ metadata = MetaData(
     }
 )
 
+# Paths compare bytewise on both backends, so directory prefixes are index ranges.
+PATH = Text().with_variant(Text(collation="C"), "postgresql")
+
 # One watched tree on one machine.
 workspaces = Table(
     "workspaces",
@@ -55,7 +58,7 @@ files = Table(
     "files",
     metadata,
     Column("workspace_id", Integer, ForeignKey("workspaces.id"), primary_key=True),
-    Column("path", Text, primary_key=True),
+    Column("path", PATH, primary_key=True),
     Column("blob_hash", String(40), nullable=False),
     Column("size", BigInteger, nullable=False),
     Column("mtime_ns", BigInteger, nullable=False),
@@ -80,6 +83,9 @@ changes = Table(
     Column("language", String(32), nullable=True),
     Column("old_hash", String(40), nullable=True),
     Column("new_hash", String(40), nullable=True),
+    # The record's symbols as compact JSON (SPEC.md's shape): the `diff` query reads them with
+    # the change row instead of joining symbol_changes, which stays the queryable form.
+    Column("symbols", Text, nullable=False),
     Index(None, "workspace_id", "ts_us"),
     Index(None, "workspace_id", "scope", "ts_us"),
     Index(None, "ts_us"),
