@@ -190,8 +190,10 @@ REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
         lambda n: _files("ts", _npm("rxjs@7.8.1", "@tanstack/query-core@5.59.0"), "*.ts", n),
     ),
     "tsx": (
-        "npm react-query",
-        lambda n: _files("tsx", _npm("@tanstack/react-query@5.59.0"), "*.tsx", n),
+        "npm react-query, router",
+        lambda n: _files(
+            "tsx", _npm("@tanstack/react-query@5.59.0", "@tanstack/react-router@1.58.3"), "*.tsx", n
+        ),
     ),
     "bash": ("bash-completion", _bash_completions),
 }  # fmt: skip

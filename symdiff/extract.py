@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import threading
+from collections import OrderedDict
 from typing import cast
 
 from tree_sitter import Parser, Query
@@ -16,6 +18,12 @@ from symdiff.model import Symbol
 
 # Parsers are not safe to share between threads; keep one per language per thread.
 _local = threading.local()
+
+# Symbols by content: a file's old version was its new version at the previous change, so the
+# pipeline asks for each content twice. Keyed by a digest, so no source is kept alive.
+CACHE_SIZE = 2048
+_cache: OrderedDict[tuple[str, bytes], tuple[Symbol, ...]] = OrderedDict()
+_cache_lock = threading.Lock()
 
 
 def _parser(language: str) -> Parser:
@@ -42,6 +50,28 @@ def extract(language: str, source: bytes) -> list[Symbol]:
 
     Never raises on bad input: a file with syntax errors yields whatever still parses.
     """
+    if _family(language) is None:
+        return []
+    digest = hashlib.blake2b(source, digest_size=16).digest()
+    return list(_cached(language, digest, source))
+
+
+def _cached(language: str, digest: bytes, source: bytes) -> tuple[Symbol, ...]:
+    with _cache_lock:
+        hit = _cache.get((language, digest))
+        if hit is not None:
+            _cache.move_to_end((language, digest))
+            return hit
+    symbols = tuple(extract_uncached(language, source))
+    with _cache_lock:
+        _cache[(language, digest)] = symbols
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return symbols
+
+
+def extract_uncached(language: str, source: bytes) -> list[Symbol]:
+    """`extract` without its content cache: always parses (for benchmarks)."""
     found = _family(language)
     if found is None:
         return []

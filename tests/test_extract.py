@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from symdiff.extract import extract
+from symdiff.extract import extract, extract_uncached
 from symdiff.languages.cmacros import mask
 from symdiff.model import Symbol
 
@@ -226,3 +226,65 @@ def test_c_macro_mask_keeps_directives_and_offsets() -> None:
     assert len(masked) == len(source) and masked.count(b"\n") == source.count(b"\n")
     assert masked.startswith(b"#define OF(args) args\n")
     assert masked.split(b"\n")[1].split() == [b"int", b"f", b"(int", b"a)", b";"]
+
+
+# --- quote style ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("language", "single", "double", "name"),
+    [
+        ("python", "@route('/x', methods=['GET'])\ndef f(): ...\n",
+         '@route("/x", methods=["GET"])\ndef f(): ...\n', "f"),
+        ("python", "def f(a=b'x', c=r'\\d', d='it\\'s'): ...\n",
+         "def f(a=b\"x\", c=r\"\\d\", d=\"it's\"): ...\n", "f"),
+        ("javascript", "function f(a = 'x') {}\n", 'function f(a = "x") {}\n', "f"),
+        ("typescript", "function f(a: 'on' | 'off'): void {}\n",
+         'function f(a: "on" | "off"): void {}\n', "f"),
+    ],
+)  # fmt: skip
+def test_quote_style_does_not_change_a_signature(
+    language: str, single: str, double: str, name: str
+) -> None:
+    assert sig(language, single, name) == sig(language, double, name)
+
+
+@pytest.mark.parametrize(
+    ("language", "one", "other", "name"),
+    [
+        ("python", "@route('/x')\ndef f(): ...\n", "@route('/y')\ndef f(): ...\n", "f"),
+        # A literal holding a quote keeps its own style; its text differs from the other's.
+        ("python", "def f(a='say \"hi\"'): ...\n", "def f(a='say hi'): ...\n", "f"),
+        # Raw strings keep their backslashes: r'\\'' is not r"'".
+        ("python", "def f(a=r'\\''): ...\n", 'def f(a=r"\'"): ...\n', "f"),
+        # A template literal is not a plain string.
+        ("javascript", "function f(a = `x`) {}\n", "function f(a = 'x') {}\n", "f"),
+        # Rust lifetimes are not quotes.
+        ("rust", "fn f<'a>(x: &'a str) {}\n", "fn f<'b>(x: &'b str) {}\n", "f"),
+    ],
+)
+def test_quote_normalisation_keeps_real_differences(
+    language: str, one: str, other: str, name: str
+) -> None:
+    assert sig(language, one, name) != sig(language, other, name)
+
+
+def test_quote_inside_another_literal_is_left_alone() -> None:
+    assert sig("python", "def f(a=\"it's\", b='x'): ...\n", "f") == 'def(a="it\'s",b="x"):'
+    assert (
+        sig("typescript", "function f(a = `it's ${'x'}`) {}\n", "f") == "function(a=`it's${'x'}`)"
+    )
+
+
+# --- content cache --------------------------------------------------------------------------
+
+
+def test_repeated_content_gives_equal_independent_results() -> None:
+    source = b"class A:\n    def m(self): ...\n"
+    first = extract("python", source)
+    first.clear()
+    again = extract("python", source)
+    assert [s.name for s in again] == ["A", "A.m"]
+    assert again == extract_uncached("python", source)
+    # The same bytes in another language are another entry.
+    assert extract("ruby", source) != again

@@ -17,6 +17,7 @@ from symdiff.model import Symbol
 
 # Bytes that open a comment in some supported language; a header without any has none.
 COMMENT_MARKS = (b"#", b"//", b"/*", b"(*")
+_COMMENT_MARK = re.compile(b"|".join(re.escape(m) for m in COMMENT_MARKS))
 
 # Kinds whose functions are methods.
 CLASSLIKE = frozenset({"class", "struct", "interface", "trait", "enum", "impl", "object"})
@@ -63,6 +64,8 @@ class Family:
     prefix: Callable[[Node], str | None] = field(default=lambda _root: None)
     # What the parser sees instead of the source (same length and lines), if not the source.
     mask: Callable[[bytes], bytes] | None = None
+    # The canonical form of a header's literals (one quote style), if the language has one.
+    literals: Callable[[str], str] | None = None
 
 
 def join_with(sep: str) -> Joiner:
@@ -115,14 +118,14 @@ def first_child(node: Node, types: Iterable[str]) -> Node | None:
 
 
 _SPACE = re.compile(r"\s+")
-_AROUND_PUNCT = re.compile(r" ?([^\w\s]) ?")
-_TRAILING_COMMA = re.compile(r",([)\]}>])")
+# Lookarounds with an empty replacement: a template replacement (r"\1") costs twice as much.
+_NEAR_PUNCT = re.compile(r" (?=[^\w\s])|(?<=[^\w\s]) ")
+_TRAILING_COMMA = re.compile(r",(?=[)\]}>])")
 
 
 def normalise(raw: str) -> str:
     """Collapse whitespace runs, drop spaces next to punctuation and trailing commas."""
-    tight = _AROUND_PUNCT.sub(r"\1", _SPACE.sub(" ", raw).strip())
-    return _TRAILING_COMMA.sub(r"\1", tight)
+    return _TRAILING_COMMA.sub("", _NEAR_PUNCT.sub("", _SPACE.sub(" ", raw).strip()))
 
 
 @dataclass(slots=True)
@@ -157,7 +160,8 @@ class _Walk:
             target = target.parent
         run: list[Node] = []
         prev = target.prev_named_sibling
-        while prev is not None and prev.type in self.family.leading | self.family.comments:
+        leading_or_comment = self.family.leading | self.family.comments
+        while prev is not None and prev.type in leading_or_comment:
             run.append(prev)
             prev = prev.prev_named_sibling
         while run and run[-1].type not in self.family.leading:
@@ -212,8 +216,7 @@ class _Walk:
         start = start_node.start_byte
         stop = body.start_byte if body is not None else node.end_byte
         holes = {(c.start_byte, c.end_byte) for c in cut if start <= c.start_byte < stop}
-        header = self.source[start:stop]
-        if any(mark in header for mark in COMMENT_MARKS):  # most headers have no comment
+        if _COMMENT_MARK.search(self.source, start, stop):  # most headers have no comment
             for top in (*lead, node):
                 holes.update(self._comments(top, stop))
         pieces: list[bytes] = []
@@ -224,7 +227,10 @@ class _Walk:
                 pos = hi
             pieces.append(b" ")
         pieces.append(self.source[pos:stop])
-        return normalise(b"".join(pieces).decode("utf-8", "replace"))
+        flat = b"".join(pieces).decode("utf-8", "replace")
+        if self.family.literals is not None:
+            flat = self.family.literals(flat)
+        return normalise(flat)
 
     def _comments(self, top: Node, stop: int) -> Iterable[tuple[int, int]]:
         stack = [top]

@@ -15,6 +15,7 @@ from symdiff.languages._engine import (
     normalise,
     text,
 )
+from symdiff.languages.quotes import ecmascript_quotes
 
 # Values that make a binding a function definition in users' eyes (`const f = () => …`).
 FUNCTION_VALUES = frozenset(
@@ -29,6 +30,11 @@ def _method(node: Node, _scope: Scope) -> Def | None:
         return None
     kind = "constructor" if text(name) == "constructor" else "method"
     return Def(text(name), kind, node.child_by_field_name("body"), (name,))
+
+
+def _construct_signature(_node: Node, _scope: Scope) -> Def | None:
+    """`new (x: T): C` in an interface: named `new`, as TypeScript's own docs call it."""
+    return Def("new", "constructor", None)
 
 
 def _bound(name: Node | None, value: Node | None, *, kind: str) -> Def | None:
@@ -80,6 +86,7 @@ HANDLERS: dict[str, Handler] = {
     "method_definition": _method,
     "method_signature": _method,
     "abstract_method_signature": _method,
+    "construct_signature": _construct_signature,
     "field_definition": _field,
     "public_field_definition": _field,
     "variable_declarator": method_in_class(_declarator),
@@ -99,4 +106,5 @@ FAMILY = Family(
         {"export_statement", "lexical_declaration", "variable_declaration", "ambient_declaration"}
     ),
     leading=frozenset({"decorator"}),
+    literals=ecmascript_quotes,
 )

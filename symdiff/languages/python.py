@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from symdiff.languages._engine import Family, field_def, join_with, method_in_class
+from symdiff.languages.quotes import python_quotes
 
 FAMILY = Family(
     handlers={
@@ -11,4 +12,5 @@ FAMILY = Family(
     },
     join=join_with("."),
     wrappers=frozenset({"decorated_definition"}),
+    literals=python_quotes,
 )
