@@ -66,6 +66,9 @@ def fill(store: Store) -> None:
     files = _files(rng)
     start_us = int((NOW - timedelta(days=DAYS)).timestamp() * 1e6)
     span_us = DAYS * 86_400 * 1_000_000
+    # Changes are written as they are observed, so ids grow with time: random instants over
+    # the 30 days, inserted in time order.
+    instants = sorted(start_us + rng.randrange(span_us) for _ in range(CHANGES))
     started = time.perf_counter()
     change_id = 0
     with store.engine.connect() as conn:
@@ -82,7 +85,7 @@ def fill(store: Store) -> None:
                 symbols.extend(mine)
                 changes.append({
                     "id": change_id, "workspace_id": ws.id,
-                    "ts_us": start_us + rng.randrange(span_us), "path": path, "old_path": None,
+                    "ts_us": instants[change_id - 1], "path": path, "old_path": None,
                     "change_type": "modify", "lines_added": rng.randrange(1, 40),
                     "lines_removed": rng.randrange(0, 40), "scope": scope, "language": "python",
                     "old_hash": None, "new_hash": None,
