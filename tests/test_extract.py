@@ -288,3 +288,16 @@ def test_repeated_content_gives_equal_independent_results() -> None:
     assert again == extract_uncached("python", source)
     # The same bytes in another language are another entry.
     assert extract("ruby", source) != again
+
+
+def test_cpp_namespace_macros_do_not_hide_the_namespace() -> None:
+    source = (
+        "namespace std _GLIBCXX_VISIBILITY(default)\n{\n_GLIBCXX_BEGIN_NAMESPACE_VERSION\n"
+        "  template<typename _Tp>\n    struct box\n    {\n      box() { }\n    };\n"
+        "_GLIBCXX_END_NAMESPACE_VERSION\n}\n"
+    )
+    assert [(s.name, s.kind, s.start_line) for s in extract("cpp", source.encode())] == [
+        ("std", "namespace", 1),
+        ("std::box", "struct", 4),
+        ("std::box::box", "constructor", 7),
+    ]
