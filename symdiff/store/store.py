@@ -8,28 +8,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Engine,
-    create_engine,
-    delete,
-    event,
-    func,
-    or_,
-    select,
-    update,
-)
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, delete, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.pool import StaticPool
 
 from symdiff.errors import StoreError
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.store import tables as t
 from symdiff.store.blobs import Blob, unpack
+from symdiff.store.engine import insert_ignore, make_engine, upsert_files
 from symdiff.store.migrate import upgrade
 
 
@@ -100,81 +88,6 @@ def from_us(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=us)
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    # Python's sqlite3 would open transactions on its own; we issue BEGIN ourselves.
-    dbapi_conn.isolation_level = None
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA busy_timeout=30000")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
-
-
-def _sqlite_begin(conn: Connection) -> None:
-    # Writers take the write lock up front, so two writers queue on busy_timeout instead of
-    # failing with SQLITE_BUSY on a read-to-write upgrade; readers stay deferred (WAL).
-    mode = "IMMEDIATE" if conn.get_execution_options().get("symdiff_write") else "DEFERRED"
-    conn.exec_driver_sql(f"BEGIN {mode}")
-
-
-def make_engine(url: str) -> Engine:
-    """An engine with symdiff's connection rules (WAL, busy timeout, explicit BEGIN on SQLite)."""
-    if url.startswith("sqlite"):
-        memory = url in ("sqlite://", "sqlite:///:memory:")
-        if not memory and url.startswith("sqlite:///"):
-            folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create the database folder {folder}: {exc}") from exc
-        kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
-        engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs
-        )
-        event.listen(engine, "connect", _sqlite_pragmas)
-        event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    return create_engine(url, pool_pre_ping=True)
-
-
-def _insert_ignore(
-    conn: Connection, table: Any, rows: list[dict[str, Any]], keys: list[str]
-) -> None:
-    if not rows:
-        return
-    dialect = conn.dialect.name
-    if dialect == "sqlite":
-        conn.execute(sqlite.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
-    elif dialect == "postgresql":
-        conn.execute(postgresql.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
-    else:  # pragma: no cover - other dialects: check first
-        for row in rows:
-            if conn.execute(select(table).filter_by(**{k: row[k] for k in keys})).first() is None:
-                conn.execute(table.insert(), [row])
-
-
-def _upsert_files(conn: Connection, rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        return
-    cols = ("blob_hash", "size", "mtime_ns", "checked_ns")
-    dialect = conn.dialect.name
-    if dialect in ("sqlite", "postgresql"):
-        ins = (sqlite if dialect == "sqlite" else postgresql).insert(t.files)
-        stmt = ins.on_conflict_do_update(
-            index_elements=["workspace_id", "path"], set_={c: ins.excluded[c] for c in cols}
-        )
-        conn.execute(stmt, rows)
-        return
-    for row in rows:  # pragma: no cover - other dialects
-        conn.execute(
-            delete(t.files).where(
-                t.files.c.workspace_id == row["workspace_id"], t.files.c.path == row["path"]
-            )
-        )
-        conn.execute(t.files.insert(), [row])
-
-
 class Store:
     """A symdiff database. Opening it runs pending migrations."""
 
@@ -234,7 +147,7 @@ class Store:
         if existing is not None:
             return existing
         with self._write() as conn:
-            _insert_ignore(
+            insert_ignore(
                 conn,
                 t.workspaces,
                 [
@@ -350,7 +263,7 @@ class Store:
                 for m in mutations
                 for b in m.blobs
             }
-            _insert_ignore(conn, t.blobs, list(blob_rows.values()), ["hash"])
+            insert_ignore(conn, t.blobs, list(blob_rows.values()), ["hash"])
             for m in mutations:
                 for path in m.deletes:
                     conn.execute(
@@ -358,7 +271,7 @@ class Store:
                             t.files.c.workspace_id == workspace_id, t.files.c.path == path
                         )
                     )
-            _upsert_files(
+            upsert_files(
                 conn,
                 [
                     {
