@@ -51,12 +51,17 @@ class _Side:
 
 
 def symbol_changes(
-    language: str | None, old: bytes | None, new: bytes | None
+    language: str | None,
+    old: bytes | None,
+    new: bytes | None,
+    *,
+    diff: LineDiff | None = None,
 ) -> list[SymbolChange]:
     """Extract both versions of a file, diff them and attribute the changes to symbols.
 
     `None` for a side means the file is absent there: every symbol of the other side is then
-    added (or removed). A language symdiff does not parse yields no symbol changes.
+    added (or removed). A language symdiff does not parse yields no symbol changes. `diff` is
+    the line diff of the two sides when the caller already has it.
     """
     if language is None or old == new:
         return []
@@ -66,9 +71,9 @@ def symbol_changes(
     new_symbols = extract(language, new) if new is not None else []
     old_source = old if old is not None else b""
     new_source = new if new is not None else b""
-    return attribute(
-        old_symbols, new_symbols, old_source, new_source, diff_lines(old_source, new_source)
-    )
+    if diff is None:
+        diff = diff_lines(old_source, new_source)
+    return attribute(old_symbols, new_symbols, old_source, new_source, diff)
 
 
 def attribute(
@@ -166,9 +171,7 @@ def _owners(symbols: Sequence[Symbol], line_count: int) -> list[int]:
 def _normalise(lines: Sequence[bytes], numbers: Iterable[int]) -> tuple[bytes, ...]:
     """The non-blank lines among `numbers`, without line ends and common indentation."""
     picked = [
-        lines[n - 1].rstrip(b"\r")
-        for n in numbers
-        if 0 < n <= len(lines) and lines[n - 1].strip()
+        lines[n - 1].rstrip(b"\r") for n in numbers if 0 < n <= len(lines) and lines[n - 1].strip()
     ]
     if not picked:
         return ()

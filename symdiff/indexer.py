@@ -14,7 +14,7 @@ from symdiff.attribute import symbol_changes
 from symdiff.config import Settings
 from symdiff.ignore import IgnoreRules, walk
 from symdiff.languages import language_for
-from symdiff.linediff import count_lines, diff_lines
+from symdiff.linediff import LineDiff, count_lines, diff_lines
 from symdiff.model import ChangeType, FileChange, SymbolChange
 from symdiff.reader import NotRegular, ReadResult, read_file
 from symdiff.scope import classify
@@ -110,12 +110,12 @@ def _state(seen: _Seen) -> FileState:
 
 
 def _symbols(
-    language: str | None, old: bytes | None, new: bytes | None, path: str
+    language: str | None, old: bytes | None, new: bytes | None, path: str, diff: LineDiff | None
 ) -> tuple[SymbolChange, ...]:
     if language is None or (old is None and new is None):
         return ()
     try:
-        return tuple(symbol_changes(language, old, new))
+        return tuple(symbol_changes(language, old, new, diff=diff))
     except Exception:  # a parser bug must cost one file's symbols, never the daemon
         log.exception("symbol extraction failed for %s", path)
         return ()
@@ -134,16 +134,21 @@ def _new_text(seen: _Seen | None) -> bytes | None:
     return seen.result.content
 
 
-def _line_counts(kind: ChangeType, old: bytes | None, new: bytes | None) -> tuple[int, int]:
-    """(added, removed) as `git diff --numstat` counts them; 0/0 where a side is not text."""
+def _line_diff(
+    kind: ChangeType, old: bytes | None, new: bytes | None
+) -> tuple[int, int, LineDiff | None]:
+    """(added, removed) as `git diff --numstat` counts them, and the diff when both sides are text.
+
+    A change where one side is binary or kept by hash only counts 0/0, as git prints `-`.
+    """
     if old is not None and new is not None:
         d = diff_lines(old, new)
-        return d.lines_added, d.lines_removed
+        return d.lines_added, d.lines_removed, d
     if kind is ChangeType.ADD and new is not None:
-        return count_lines(new), 0
+        return count_lines(new), 0, None
     if kind is ChangeType.DELETE and old is not None:
-        return 0, count_lines(old)
-    return 0, 0
+        return 0, count_lines(old), None
+    return 0, 0, None
 
 
 def _record(
@@ -159,7 +164,7 @@ def _record(
     new_hash = new.result.digest if new is not None else None
     old = _old_text(p.store, old_hash) if old_hash != new_hash else None
     new_text = _new_text(new) if old_hash != new_hash else None
-    added, removed = _line_counts(kind, old, new_text)
+    added, removed, line_diff = _line_diff(kind, old, new_text)
     language = language_for(path)
     return FileChange(
         path=path,
@@ -170,7 +175,7 @@ def _record(
         lines_removed=removed,
         scope=classify(path, p.settings.test_patterns),
         language=language,
-        symbols=_symbols(language, old, new_text, path),
+        symbols=_symbols(language, old, new_text, path, line_diff),
         old_hash=old_hash,
         new_hash=new_hash,
     )
