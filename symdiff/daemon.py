@@ -248,7 +248,7 @@ class Daemon:
         self._watcher = watcher
 
     def _loop(self) -> None:
-        last_log = time.monotonic()
+        last_log, last_events = time.monotonic(), 0
         while not self._stop.is_set():
             timeout = min(self.poll_s, HEALTH_S) if self.stats.degraded else HEALTH_S
             batch = self.dirty.take(timeout)
@@ -264,11 +264,13 @@ class Daemon:
                 self._reconcile(batch)
                 if batch.full or batch.paths:
                     self._check_watches(batch)
-            if time.monotonic() - last_log >= LOG_EVERY_S:
-                last_log = time.monotonic()
-                log.info("%d batches, %d events, %d changes recorded, last reconcile %s",
-                         self.stats.batches, self.stats.events, self.stats.changes,
-                         self.stats.last_reconcile)
+            elapsed = time.monotonic() - last_log
+            if elapsed >= LOG_EVERY_S:
+                rate = (self.stats.events - last_events) / elapsed
+                last_log, last_events = time.monotonic(), self.stats.events
+                log.info("%.1f events/s; %d batches, %d events, %d changes recorded, "
+                         "last reconcile %s", rate, self.stats.batches, self.stats.events,
+                         self.stats.changes, self.stats.last_reconcile)
 
     def _restart_watcher(self) -> None:
         """A watchdog thread died (events from now on would be lost): watch anew, rescan all."""
