@@ -33,7 +33,9 @@ INSTRUCTIONS = (
     "symdiff knows what changed in this source tree recently, at the level of symbols. "
     "Call `diff` to see which functions, methods and classes were added, removed, modified or "
     "had their signature changed (e.g. after a build broke, before a review, when joining work "
-    "mid-flight); `text_diff` to compare two files or two texts."
+    "mid-flight); `text_diff` to compare two files or two texts; `apply_edits` (unless the "
+    "server is read-only) to apply SEARCH/REPLACE edits, previewing by default (dry run) with "
+    "the patch and the symbols the edit would change."
 )
 
 
