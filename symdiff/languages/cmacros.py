@@ -9,8 +9,8 @@ signatures are still cut from the original text (the macros stay part of them).
 Only tokens that cannot start or name a definition are blanked: reserved identifiers (`__x`,
 `_X`) after a parameter list, lines holding nothing but a `*_BEGIN_DECLS`-style bracket (or
 libstdc++'s `_GLIBCXX_BEGIN_NAMESPACE_VERSION`), a reserved macro between a namespace's name and
-its `{` (`namespace std _GLIBCXX_VISIBILITY(default)`), K&R prototype wrappers (`OF((…))`, `__P((…))`, `PARAMS((…))`) and the export macros of
-zlib-style headers.
+its `{` (`namespace std _GLIBCXX_VISIBILITY(default)`), K&R prototype wrappers (`OF((…))`,
+`__P((…))`, `PARAMS((…))`) and the export macros of zlib-style headers.
 """
 
 from __future__ import annotations
