@@ -66,6 +66,9 @@ class Family:
     mask: Callable[[bytes], bytes] | None = None
     # The canonical form of a header's literals (one quote style), if the language has one.
     literals: Callable[[str], str] | None = None
+    # Where definitions can sit, for a language whose definitions are statements (Python): the
+    # walk then enters only these nodes, skipping the expressions that are most of a tree.
+    containers: frozenset[str] = frozenset()
 
 
 def join_with(sep: str) -> Joiner:
@@ -140,8 +143,12 @@ class _Walk:
         open_scopes: list[tuple[int, Scope]] = [
             (root.end_byte + 1, Scope(prefix, "module" if prefix else None))
         ]
-        # The query finds candidate nodes in C; walking every node in Python is 6x slower.
-        found_nodes = QueryCursor(query).captures(root).get("def", [])
+        if self.family.containers and not root.has_error:
+            # A tree with errors may hold a definition anywhere: the query finds it there.
+            found_nodes = _statements(root, self.family.handlers, self.family.containers)
+        else:
+            # The query finds candidate nodes in C; walking every node in Python is 6x slower.
+            found_nodes = QueryCursor(query).captures(root).get("def", [])
         for node in sorted(found_nodes, key=lambda n: (n.start_byte, -n.end_byte)):
             while node.start_byte >= open_scopes[-1][0]:
                 open_scopes.pop()
@@ -245,6 +252,20 @@ class _Walk:
                 if child.start_byte >= stop:
                     break  # children come in order; the rest are body
                 stack.append(child)
+
+
+def _statements(root: Node, handlers: dict[str, Handler], containers: frozenset[str]) -> list[Node]:
+    """The nodes under `root` that have a handler, entering only `containers`."""
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        for child in stack.pop().children:
+            kind = child.type
+            if kind in handlers:
+                found.append(child)
+            if kind in containers:
+                stack.append(child)
+    return found
 
 
 def _end_line(node: Node) -> int:

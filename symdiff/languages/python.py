@@ -5,6 +5,13 @@ from __future__ import annotations
 from symdiff.languages._engine import Family, field_def, join_with, method_in_class
 from symdiff.languages.quotes import python_quotes
 
+CONTAINERS = frozenset(
+    {"module", "block", "decorated_definition", "function_definition", "class_definition",
+     "if_statement", "elif_clause", "else_clause", "try_statement", "except_clause",
+     "except_group_clause", "finally_clause", "with_statement", "for_statement",
+     "while_statement", "match_statement", "case_clause", "ERROR"}
+)  # fmt: skip
+
 FAMILY = Family(
     handlers={
         "function_definition": method_in_class(field_def("function")),
@@ -13,4 +20,6 @@ FAMILY = Family(
     join=join_with("."),
     wrappers=frozenset({"decorated_definition"}),
     literals=python_quotes,
+    # Python defines only in statements; these are all the nodes that hold statements.
+    containers=CONTAINERS,
 )
