@@ -301,3 +301,44 @@ def test_cpp_namespace_macros_do_not_hide_the_namespace() -> None:
         ("std::box", "struct", 4),
         ("std::box::box", "constructor", 7),
     ]
+
+
+PY_NESTED = """\
+if a:
+    def f1(): ...
+elif b:
+    def f2(): ...
+else:
+    def f3(): ...
+try:
+    def f4(): ...
+except E:
+    def f5(): ...
+except* G:
+    def f6(): ...
+else:
+    def f7(): ...
+finally:
+    def f8(): ...
+with c:
+    async def f9(): ...
+for i in d:
+    def f10(): ...
+else:
+    def f11(): ...
+while e:
+    class K:
+        @dec
+        def f12(self): ...
+match f:
+    case 1:
+        def f13(): ...
+"""
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_python_definitions_in_every_statement_container(broken: bool) -> None:
+    source = PY_NESTED + ("x = (\n" if broken else "")
+    names = [s.name for s in extract("python", source.encode())]
+    expected = [f"f{i}" for i in range(1, 12)] + ["K", "K.f12", "f13"]
+    assert names == expected

@@ -9,7 +9,7 @@ CONTAINERS = frozenset(
     {"module", "block", "decorated_definition", "function_definition", "class_definition",
      "if_statement", "elif_clause", "else_clause", "try_statement", "except_clause",
      "except_group_clause", "finally_clause", "with_statement", "for_statement",
-     "while_statement", "match_statement", "case_clause", "ERROR"}
+     "while_statement", "match_statement", "case_clause"}
 )  # fmt: skip
 
 FAMILY = Family(
