@@ -45,11 +45,19 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return True  # ctags' Python methods
     if name.startswith("AnonymousFunction"):
         return False
+    if language == "kotlin" and (name == "<lambda>" or _lambda_parameter(tag)):
+        return False  # ctags 5.9 tags Kotlin lambdas, and their parameters, as methods
     if language == "bash" and name.endswith("="):
         return False  # ctags 5.9 reads an array assignment `COMPREPLY=()` as a function
     if language == "javascript" and kind == "class":
         return "class " in str(tag.get("pattern", ""))  # ctags calls object literals classes
     return kind in KINDS
+
+
+def _lambda_parameter(tag: dict[str, object]) -> bool:
+    """A ctags Kotlin "method" that is a parameter of the lambda it is scoped in (no `fun`)."""
+    in_lambda = str(tag.get("scope", "")).endswith("<lambda>")
+    return in_lambda and "fun " not in str(tag.get("pattern", ""))
 
 
 def _spread(files: list[Path], limit: int) -> list[Path]:
@@ -193,6 +201,12 @@ REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
         "npm react-query, router",
         lambda n: _files(
             "tsx", _npm("@tanstack/react-query@5.59.0", "@tanstack/react-router@1.58.3"), "*.tsx", n
+        ),
+    ),
+    "kotlin": (
+        "npm RN Android sources",
+        lambda n: _files(
+            "kotlin", _npm("react-native-screens@3.34.0", "expo-modules-core@1.12.26"), "*.kt", n
         ),
     ),
     "bash": ("bash-completion", _bash_completions),
