@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select, text
 
+from symdiff.api import settle_heap
 from symdiff.query import diff
 from symdiff.store import Store
 from symdiff.store import tables as t
@@ -120,6 +121,10 @@ def measure(fn: Callable[[], object], runs: int) -> tuple[float, float]:
 def bench(name: str, store: Store, runs: int) -> None:
     print(f"{name}:")
     fill(store)
+    # Measured as `symdiff serve` runs: with the start-up heap frozen (see settle_heap); without
+    # it, a full garbage collection over import-time objects costs ~40 ms every few hundred
+    # queries, which is what an unsettled p99 shows.
+    settle_heap()
     cases: dict[str, dict[str, object]] = {
         "default (since=24h limit=50 scope=impl)": {},
         "since=720h scope=test limit=500": {"since": "720h", "scope": "test", "limit": 500},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from symdiff.config import Settings
 from symdiff.indexer import Progress, Report, reconcile
 from symdiff.store import Store
@@ -31,3 +33,15 @@ def index(
 
         with progress_bar("indexing") as bar:
             return reconcile(store, settings, progress=bar)
+
+
+def settle_heap() -> None:
+    """Move the objects made at start-up out of the garbage collector's reach.
+
+    A long-running process (the MCP server, the daemon) calls this once, when it is ready:
+    afterwards a full collection walks only objects made since, instead of the ~130,000 that
+    importing SQLAlchemy, pydantic and the MCP SDK leaves behind — that walk cost a 40 ms pause
+    every few hundred `diff` queries.
+    """
+    gc.collect()
+    gc.freeze()

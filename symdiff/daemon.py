@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from symdiff.api import settle_heap
 from symdiff.config import STATE_DIR, Settings
 from symdiff.errors import LockedError, StoreError
 from symdiff.ignore import IgnoreRules
@@ -431,6 +432,7 @@ def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = PO
         daemon.stop()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    settle_heap()
     try:
         return daemon.run(show_progress=show_progress)
     finally:

@@ -22,6 +22,7 @@ from pydantic import Field, WithJsonSchema
 # pydantic needs typing_extensions' TypedDict on Python 3.11 for nested TypedDicts.
 from typing_extensions import TypedDict
 
+from symdiff.api import settle_heap
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
 from symdiff.query import diff as diff_query
@@ -371,6 +372,7 @@ def serve(
 ) -> None:
     """Run the server over stdio, or streamable HTTP at `http` = (host, port), until stopped."""
     server = build_server(settings, allow=allow, read_only=read_only)
+    settle_heap()
     if http is None:
         server.run("stdio")
     else:
