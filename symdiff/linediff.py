@@ -66,8 +66,25 @@ def diff_lines(old: bytes, new: bytes) -> LineDiff:
     return LineDiff(tuple(hunks), added_total, removed_total)
 
 
+# text_diff asks about the same two large buffers from several places (the diff, the line
+# counts, the ACP file types, the git patch); remember the last few answers by identity.
+_MEMO_MIN = 1 << 16
+_memo: list[tuple[bytes, bool]] = []
+
+
 def is_binary(data: bytes) -> bool:
     """True when `data` holds a NUL byte or is not valid UTF-8 (symdiff's one binary rule)."""
+    for seen, verdict in _memo:
+        if seen is data:
+            return verdict
+    verdict = _detect_binary(data)
+    if len(data) >= _MEMO_MIN:
+        _memo.insert(0, (data, verdict))
+        del _memo[4:]
+    return verdict
+
+
+def _detect_binary(data: bytes) -> bool:
     if b"\0" in data:
         return True
     if data.isascii():  # ASCII is UTF-8; this check is ~20x cheaper than decoding
@@ -90,9 +107,24 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of a string, its binary verdict remembered without decoding it again."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # surrogatepass keeps a lone surrogate encodable; the result is then not UTF-8: binary.
+        data = text.encode("utf-8", "surrogatepass")
+        verdict = True
+    else:
+        verdict = "\0" in text
+    if len(data) >= _MEMO_MIN:
+        _memo.insert(0, (data, verdict))
+        del _memo[4:]
+    return data
+
+
 def _as_bytes(text: bytes | str) -> bytes:
-    # surrogatepass keeps a lone surrogate encodable; the result is then not UTF-8 → binary.
-    return text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return text if isinstance(text, bytes) else encode_text(text)
 
 
 # text_diff renders one pair twice (its unified diff, then the ACP git patch): diff it once.

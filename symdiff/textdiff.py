@@ -9,7 +9,7 @@ from pathlib import Path
 
 from symdiff.acp import FilePatch, build_diff
 from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
-from symdiff.linediff import count_lines, is_binary, unified_diff
+from symdiff.linediff import count_lines, encode_text, is_binary, unified_diff
 
 READ_CAP = 4 * 1024 * 1024
 OUTPUT_CAP = 2 * 1024 * 1024
@@ -108,8 +108,8 @@ def _check_label(name: str, label: object) -> None:
 def _text_bytes(text: object, name: str) -> bytes:
     if not isinstance(text, str):
         raise InvalidArgs(f"{name} must be a string")
-    # surrogatepass: a lone surrogate from JSON makes the text non-UTF-8, i.e. binary, not a crash.
-    return text.encode("utf-8", "surrogatepass")
+    # A lone surrogate from JSON makes the text non-UTF-8, i.e. binary, not a crash.
+    return encode_text(text)
 
 
 def _gate(path: object, name: str, allowed_roots: Sequence[Path]) -> Path:
