@@ -104,7 +104,9 @@ def count_lines(data: bytes) -> int:
 
 def blob_id(data: bytes) -> str:
     """Git's blob object id (SHA-1 of `blob <size>\\0` + bytes), as `git hash-object` prints it."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    h.update(data)  # no concatenation: a 4 MiB input is not copied to be hashed
+    return h.hexdigest()
 
 
 def encode_text(text: str) -> bytes:

@@ -7,6 +7,8 @@ import os
 import stat
 from dataclasses import dataclass
 
+from symdiff.linediff import blob_id
+
 _FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
@@ -68,9 +70,7 @@ def read_file(path: str | os.PathLike[str], *, max_size: int, attempts: int = 3)
             else:
                 content = _read_all(fd, before.st_size)
                 n = len(content)
-                h = hashlib.sha1(b"blob %d\0" % n, usedforsecurity=False)
-                h.update(content)
-                digest = h.hexdigest()
+                digest = blob_id(content)
             after = os.fstat(fd)
             result = ReadResult(content, digest, n, after.st_mtime_ns)
             if n == before.st_size == after.st_size and before.st_mtime_ns == after.st_mtime_ns:

@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import inspect, text
 
 from symdiff.errors import StoreError
+from symdiff.linediff import blob_id
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.store import FileState, Mutation, Store, from_us, to_us
-from symdiff.store.blobs import git_blob_hash, pack, unpack
+from symdiff.store.blobs import pack, unpack
 from symdiff.store.migrate import current_revision, head_revision
 
 TABLES = {"workspaces", "blobs", "files", "changes", "symbol_changes", "alembic_version"}
@@ -108,11 +109,11 @@ def test_a_reader_is_not_blocked_by_an_open_write(sqlite_url: str) -> None:
 def test_blobs_are_git_objects_and_compressed() -> None:
     data = b"def f():\n    return 1\n" * 100
     blob = pack(data)
-    assert blob.hash == git_blob_hash(data)
+    assert blob.hash == blob_id(data)
     assert blob.codec == "zstd" and blob.data is not None and len(blob.data) < len(data) // 10
     assert unpack(blob.codec, blob.data) == data
     assert pack(b"\0binary").data is None
-    assert git_blob_hash(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+    assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
 
 def test_timestamps_keep_microseconds() -> None:

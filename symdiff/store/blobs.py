@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 
 import zstandard
+
+from symdiff.linediff import blob_id
 
 CODEC_ZSTD = "zstd"
 CODEC_RAW = "raw"
 CODEC_NONE = "none"  # hash only: binary or over the size cap
 
 _local = threading.local()
-
-
-def git_blob_hash(data: bytes) -> str:
-    """SHA-1 of `blob <size>\\0` + data: what `git hash-object` prints."""
-    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
-    h.update(data)
-    return h.hexdigest()
 
 
 def is_binary(data: bytes) -> bool:
@@ -54,7 +48,7 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 
 def pack(content: bytes, *, content_hash: str | None = None) -> Blob:
     """Hash, classify and compress text content (kept raw when compression does not pay)."""
-    digest = content_hash or git_blob_hash(content)
+    digest = content_hash or blob_id(content)
     binary = is_binary(content)
     if binary:
         return Blob(digest, len(content), True, CODEC_NONE, None)
