@@ -72,24 +72,17 @@ class _Pass:
     read: int = 0
 
 
-def _stat_key(st: os.stat_result) -> tuple[int, int]:
-    return st.st_size, st.st_mtime_ns
-
-
 def _trusted(known: FileState, st: os.stat_result) -> bool:
     """Whether size + mtime prove a file unchanged since its snapshot."""
-    return (known.size, known.mtime_ns) == _stat_key(
-        st
-    ) and known.checked_ns - known.mtime_ns >= RACY_NS
+    same_stat = (known.size, known.mtime_ns) == (st.st_size, st.st_mtime_ns)
+    return same_stat and known.checked_ns - known.mtime_ns >= RACY_NS
 
 
 def _read(p: _Pass, rel: str) -> _Seen | None:
     """Read one file; None when it vanished, is unreadable, or is not a regular file."""
     try:
         res = read_file(p.settings.root / rel, max_size=p.settings.max_file_size)
-    except FileNotFoundError:
-        return None
-    except NotRegular:
+    except (FileNotFoundError, NotRegular):
         return None
     except OSError as exc:
         log.warning("skipping %s: %s", rel, exc.strerror or exc)
@@ -193,7 +186,8 @@ def _pair_renames(
     taken_new = {n for _, n in pairs}
     by_hash: dict[str, list[str]] = {}
     for path in sorted(deleted):
-        if path not in taken_old:
+        # Like git, identical *empty* files say nothing about where a file went.
+        if path not in taken_old and deleted[path].size > 0:
             by_hash.setdefault(deleted[path].blob_hash, []).append(path)
     for path in sorted(added):
         if path in taken_new:
