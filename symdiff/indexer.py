@@ -186,8 +186,7 @@ def _pair_renames(
     taken_new = {n for _, n in pairs}
     by_hash: dict[str, list[str]] = {}
     for path in sorted(deleted):
-        # Like git, identical *empty* files say nothing about where a file went.
-        if path not in taken_old and deleted[path].size > 0:
+        if path not in taken_old:
             by_hash.setdefault(deleted[path].blob_hash, []).append(path)
     for path in sorted(added):
         if path in taken_new:

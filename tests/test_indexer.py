@@ -317,29 +317,6 @@ def test_rename_with_observed_move_keeps_content_change(repo: Path, sqlite_url: 
     assert [(s.name, s.change_type.value) for s in c.symbols] == [("f", "modified")]
 
 
-def test_empty_files_are_not_paired_as_renames(repo: Path, sqlite_url: str) -> None:
-    (repo / "a").mkdir()
-    (repo / "a" / "__init__.py").write_text("")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    settings = _settings(repo, sqlite_url)
-    with Store(sqlite_url) as store:
-        reconcile(store, settings)
-        (repo / "a" / "__init__.py").unlink()
-        (repo / "b").mkdir()
-        (repo / "b" / "__init__.py").write_text("")
-        report = reconcile(store, settings)
-    assert sorted((c.change_type, c.path) for c in report.changes) == [
-        (ChangeType.ADD, "b/__init__.py"),
-        (ChangeType.DELETE, "a/__init__.py"),
-    ]
-    assert _git_numstat_kinds(repo) == {("add", "b/__init__.py"), ("delete", "a/__init__.py")}
-
-
-def _git_numstat_kinds(repo: Path) -> set[tuple[str, str]]:
-    return {(kind, path) for kind, path, *_ in _git_numstat(repo)}
-
-
 def test_two_indexers_never_record_a_change_twice(repo: Path, sqlite_url: str) -> None:
     for i in range(300):
         (repo / f"f{i}.py").write_text(f"def f{i}():\n    return {i}\n")
