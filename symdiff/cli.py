@@ -202,14 +202,17 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     """What changed recently, newest first, with the symbols each change touched."""
     import json
 
-    from symdiff.query import diff
+    from symdiff.query import STALE_WARNING, answer
 
     settings = Settings.resolve(root, db=db)
     try:
-        records = diff(settings, since=since, limit=limit, scope=scope, include_patch=patch,
-                       workspace=workspace)
+        result = answer(settings, since=since, limit=limit, scope=scope, include_patch=patch,
+                        workspace=workspace)  # fmt: skip
     except SymdiffError as err:
         fail(err)
+    records = result.records
+    if not result.fresh:
+        click.echo(f"symdiff: warning: {STALE_WARNING}", err=True)
     if as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
     else:

@@ -25,8 +25,8 @@ from typing_extensions import TypedDict
 from symdiff.api import settle_heap
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
-from symdiff.query import diff as diff_query
-from symdiff.query import open_existing
+from symdiff.query import STALE_WARNING, open_existing
+from symdiff.query import answer as diff_answer
 from symdiff.store import Store
 from symdiff.textdiff import text_diff as run_text_diff
 
@@ -71,6 +71,7 @@ class DiffOutput(TypedDict):
     """The diff records, newest first (the text content carries the same JSON array)."""
 
     result: list[ChangeRecord]
+    stale: NotRequired[bool]
 
 
 class TextDiffOutput(TypedDict):
@@ -253,14 +254,20 @@ def build_server(
         end_line}]. For the text of a change pass include_patch=true.
         """
         try:
-            records = diff_query(
+            found = diff_answer(
                 store.get(), since=since, limit=limit, scope=scope,
                 include_patch=include_patch, workspace=workspace,
                 root=settings.root, host=settings.host,
             )
         except SymdiffError as err:
             return _failure(err)
-        return _success({"result": records}, records)
+        records = found.records
+        if found.fresh:
+            return _success({"result": records}, records)
+        result = _success({"result": records, "stale": True}, records)
+        # The answer itself says it may be stale, not only a log line the agent never sees.
+        result.content.append(TextContent(type="text", text=f"warning: {STALE_WARNING}"))
+        return result
 
     # The SDK JSON-decodes a string argument unless its annotation is exactly `str`, so the
     # optional strings are typed `str` with a None default (Field): a text that looks like

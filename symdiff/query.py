@@ -170,6 +170,20 @@ def open_existing(settings: Settings) -> Store | None:
     return Store(url)
 
 
+STALE_WARNING = (
+    "the symdiff daemon watching this tree did not confirm within 1 s that it had recorded "
+    "the latest saves; the answer may miss the most recent changes"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The records of a diff query, and whether a running daemon confirmed they are current."""
+
+    records: list[dict[str, object]]
+    fresh: bool = True
+
+
 def diff(
     source: Store | Settings | None,
     *,
@@ -186,27 +200,50 @@ def diff(
 
     `source` is an open Store, or Settings whose database is opened for this one query
     (`root` and `host` then default to the settings'), or None for "no database yet" (the
-    arguments are still checked). `now` is the clock seam.
+    arguments are still checked). `now` is the clock seam. `answer` also says whether the
+    records are known to be current.
+    """
+    return answer(
+        source, since=since, limit=limit, scope=scope, include_patch=include_patch,
+        workspace=workspace, root=root, host=host, now=now,
+    ).records  # fmt: skip
+
+
+def answer(
+    source: Store | Settings | None,
+    *,
+    since: object = DEFAULT_SINCE,
+    limit: object = DEFAULT_LIMIT,
+    scope: object = DEFAULT_SCOPE,
+    include_patch: bool = False,
+    workspace: str | None = None,
+    root: Path | None = None,
+    host: str | None = None,
+    now: datetime | None = None,
+) -> Answer:
+    """The diff query, with read-your-writes: a running daemon first records pending saves.
+
+    `fresh` is False when the daemon did not confirm that within its timeout (1 s).
     """
     args = parse_args(since=since, limit=limit, scope=scope)
     if source is None:
-        return []
+        return Answer([])
     settings = source if isinstance(source, Settings) else None
     if root is None or host is None:
         settings = settings or Settings.resolve()
         root, host = root or settings.root, host or settings.host
     from symdiff.daemon import sync  # read-your-writes: a running daemon records saves first
 
-    sync(root)  # at most 1 s; on timeout it logs that the answer may be stale
+    fresh = sync(root)
     if isinstance(source, Settings):
         store = open_existing(source)
         if store is None:
-            return []
+            return Answer([], fresh)
         with store:
-            return _run(store, args, include_patch=include_patch, workspace=workspace,
-                        root=root, host=host, now=now)
-    return _run(source, args, include_patch=include_patch, workspace=workspace,
-                root=root, host=host, now=now)
+            return Answer(_run(store, args, include_patch=include_patch, workspace=workspace,
+                               root=root, host=host, now=now), fresh)  # fmt: skip
+    return Answer(_run(source, args, include_patch=include_patch, workspace=workspace,
+                       root=root, host=host, now=now), fresh)  # fmt: skip
 
 
 def _run(

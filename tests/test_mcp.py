@@ -303,3 +303,30 @@ def test_bad_http_address_exits_2(workspace: Workspace) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "invalid_args: --http wants HOST:PORT" in proc.stderr
+
+
+def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> None:
+    """A daemon holds the workspace lock but never acknowledges cookies (it is stuck): the
+    answer still comes, after the 1 s bound, and says itself that it may be stale."""
+    from symdiff.config import Settings
+    from symdiff.daemon import workspace_lock
+
+    settings = Settings.resolve(workspace.root, db=workspace.db_url, host=HOST)
+
+    async def check(session: ClientSession) -> None:
+        result = await call(session, "diff", {"since": "2h", "limit": 100})
+        assert not result.is_error
+        assert result.structured_content is not None
+        assert result.structured_content["stale"] is True
+        assert len(result.structured_content["result"]) == 60
+        blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+        assert len(blocks) == 2 and blocks[1].startswith("warning: the symdiff daemon")
+
+    with workspace_lock(settings):
+        run_stdio(workspace, check)
+
+    async def fresh(session: ClientSession) -> None:  # no daemon: nothing to wait for
+        result = await call(session, "diff", {"since": "2h"})
+        assert result.structured_content is not None
+        assert "stale" not in result.structured_content
+    run_stdio(workspace, fresh)
