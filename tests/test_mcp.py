@@ -310,8 +310,10 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
     answer still comes, after the 1 s bound, and says itself that it may be stale."""
     from symdiff.config import Settings
     from symdiff.daemon import workspace_lock
+    from symdiff.watcher import COOKIE_DIR
 
     settings = Settings.resolve(workspace.root, db=workspace.db_url, host=HOST)
+    (workspace.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)  # as a daemon has it
 
     async def check(session: ClientSession) -> None:
         result = await call(session, "diff", {"since": "2h", "limit": 100})
