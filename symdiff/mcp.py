@@ -202,6 +202,13 @@ def _success(structured: dict[str, Any], text: object) -> CallToolResult:
     )
 
 
+def _under(root: Path, path: str | None) -> str | None:
+    """A tool's path argument: relative paths are relative to the workspace root."""
+    if not path:
+        return path
+    return str(root / path)  # an absolute `path` stays itself: `/` joins replace the root
+
+
 class _LazyStore:
     """The server's Store, opened at the first query that finds a database, then kept."""
 
@@ -306,9 +313,11 @@ def build_server(
         """
         try:
             result = run_text_diff(
-                path_a=path_a, path_b=path_b, text_a=text_a, text_b=text_b,
-                label_a=label_a, label_b=label_b, context_lines=context_lines,
-                allowed_roots=allowed_roots,
+                path_a=_under(settings.root, path_a), path_b=_under(settings.root, path_b),
+                text_a=text_a, text_b=text_b,
+                label_a=label_a if label_a is not None else path_a,
+                label_b=label_b if label_b is not None else path_b,
+                context_lines=context_lines, allowed_roots=allowed_roots,
             )
         except SymdiffError as err:
             return _failure(err)

@@ -332,3 +332,14 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         assert result.structured_content is not None
         assert "stale" not in result.structured_content
     run_stdio(workspace, fresh)
+
+
+def test_text_diff_paths_are_relative_to_the_root(workspace: Workspace) -> None:
+    async def check(session: ClientSession) -> None:
+        ok = await call(session, "text_diff", {"path_a": "a.txt", "path_b": "b.txt"})
+        assert not ok.is_error, text_of(ok)
+        assert ok.structured_content is not None
+        assert ok.structured_content["diff"].startswith("--- a.txt\n+++ b.txt\n")
+        out = await call(session, "text_diff", {"path_a": "../db/index.db", "path_b": "a.txt"})
+        assert out.is_error and text_of(out).startswith("fs_denied: ")
+    run_stdio(workspace, check)
