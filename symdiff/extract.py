@@ -21,9 +21,13 @@ _local = threading.local()
 
 # Symbols by content: a file's old version was its new version at the previous change, so the
 # pipeline asks for each content twice. Keyed by a digest, so no source is kept alive.
+# Bounded by entries and by symbols held, so a long-running daemon that meets huge generated
+# files keeps tens of MB here at most.
 CACHE_SIZE = 2048
+CACHE_SYMBOLS = 100_000
 _cache: OrderedDict[tuple[str, bytes], tuple[Symbol, ...]] = OrderedDict()
 _cache_lock = threading.Lock()
+_cache_held = 0
 
 
 def _parser(language: str) -> Parser:
@@ -62,11 +66,17 @@ def _cached(language: str, digest: bytes, source: bytes) -> tuple[Symbol, ...]:
         if hit is not None:
             _cache.move_to_end((language, digest))
             return hit
+    global _cache_held
     symbols = tuple(extract_uncached(language, source))
+    if len(symbols) > CACHE_SYMBOLS // 4:
+        return symbols  # one huge file would evict everything else
     with _cache_lock:
+        previous = _cache.pop((language, digest), None)
+        _cache_held -= len(previous) if previous is not None else 0
         _cache[(language, digest)] = symbols
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+        _cache_held += len(symbols)
+        while len(_cache) > CACHE_SIZE or _cache_held > CACHE_SYMBOLS:
+            _cache_held -= len(_cache.popitem(last=False)[1])
     return symbols
 
 
