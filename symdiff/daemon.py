@@ -27,6 +27,7 @@ from symdiff.config import STATE_DIR, Settings
 from symdiff.errors import LockedError, StoreError
 from symdiff.ignore import IgnoreRules
 from symdiff.indexer import Progress, Report, reconcile
+from symdiff.model import FileChange
 from symdiff.store import Store
 from symdiff.watcher import COOKIE_DIR, Batch, DirtySet, Watcher, tracked_dirs
 
@@ -37,6 +38,7 @@ STATUS_FILE = "daemon.json"
 SYNC_TIMEOUT_S = 1.0
 POLL_S = 5.0  # full rescan period when some directories cannot be watched
 MAX_BACKOFF_S = 30.0
+ISOLATE_AFTER = 3  # failed attempts of a batch (not database outages) before splitting it
 LOG_EVERY_S = 60.0
 HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
 FLUSH_WAIT_S = 2.0
@@ -307,7 +309,7 @@ class Daemon:
         back into the dirty set, so that nothing is lost.
         """
         backoff = 0.1
-        attempt = 0
+        attempt = bugs = 0
         while True:
             try:
                 report = self._run_pass(batch, progress)
@@ -315,6 +317,10 @@ class Daemon:
                 log.warning("database unavailable (%s); retrying in %.1fs", exc.reason, backoff)
             except Exception:  # a bug must cost a retry, never the daemon or the batch
                 log.exception("reconcile failed; retrying in %.1fs", backoff)
+                bugs += 1
+                if bugs >= ISOLATE_AFTER and not batch.full and len(batch.paths) > 1:
+                    self._done(batch, self._isolate(batch))
+                    return True
             else:
                 self._done(batch, report)
                 return True
@@ -330,6 +336,34 @@ class Daemon:
                           "record them", "all" if batch.full else len(batch.paths))
                 return False
             backoff = min(backoff * 2, MAX_BACKOFF_S)
+
+    def _isolate(self, batch: Batch) -> Report:
+        """Reconcile a batch that keeps failing one path (and its move partner) at a time.
+
+        One path that trips a bug must not hold back every other change in the tree: the
+        others are recorded, the failing ones are logged and left for a later pass.
+        """
+        assert self._store is not None
+        partners: dict[str, set[str]] = {}
+        for new, old in batch.moves.items():
+            partners.setdefault(new, set()).add(old)
+            partners.setdefault(old, set()).add(new)
+        changes: list[FileChange] = []
+        done: set[str] = set()
+        for path in sorted(batch.paths):
+            if path in done:
+                continue
+            group = {path} | partners.get(path, set())
+            done |= group
+            moves = {n: o for n, o in batch.moves.items() if n in group and o in group}
+            try:
+                report = reconcile(self._store, self.settings, paths=sorted(group), moves=moves)
+            except Exception:  # the bug again: this path waits, the rest goes on
+                log.exception("cannot record changes at %s; it stays as it is in the index "
+                              "until a later pass succeeds", ", ".join(sorted(group)))
+            else:
+                changes.extend(report.changes)
+        return Report(baseline=False, scanned=0, read=0, changes=tuple(changes))
 
     def _run_pass(self, batch: Batch, progress: Progress | None) -> Report:
         assert self._store is not None

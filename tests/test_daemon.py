@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -359,3 +360,31 @@ def test_watch_limit_falls_back_to_periodic_rescans(root: Path) -> None:
         _, err = p.communicate(timeout=30)
     assert b"WATCH LIMIT" in err
     assert p.returncode == 0
+
+
+def test_a_path_that_keeps_failing_does_not_hold_back_the_others(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug that fires on one path (injected at the daemon's reconcile seam) costs that path,
+    not the batch: the other changes of the same batch are recorded."""
+    import symdiff.daemon as daemon_module
+
+    real = daemon_module.reconcile
+
+    def buggy(store: Store, settings: Settings, **kw: Any) -> Any:
+        if any("poison" in p for p in kw.get("paths") or ()):
+            raise RuntimeError("injected extraction bug")
+        return real(store, settings, **kw)
+
+    s = make_settings(root)
+    with daemon_thread(s):
+        assert settled(s) == Counter()
+        monkeypatch.setattr(daemon_module, "reconcile", buggy)
+        (root / "poison.py").write_text("x = 1\n")
+        (root / "fine.py").write_text("y = 1\n")
+        (root / "main.py").write_text("def main():\n    return 2\n")
+        wait_for(lambda: records(s) == Counter({("add", "fine.py", None): 1,
+                                               ("modify", "main.py", None): 1}))
+        monkeypatch.setattr(daemon_module, "reconcile", real)
+        (root / "poison.py").write_text("x = 2\n")  # once the bug is gone, it is recorded
+        assert settled(s)[("add", "poison.py", None)] == 1
