@@ -267,10 +267,12 @@ def _index(settings: Settings, store: Store | None) -> Iterator[Store]:
         yield opened
 
 
-def _reconcile(store: Store, settings: Settings, rels: Sequence[str]) -> list[FileChange]:
+def _reconcile(
+    store: Store, settings: Settings, rels: Sequence[str], *, baseline: bool | None = None
+) -> list[FileChange]:
     from symdiff.indexer import reconcile
 
-    return list(reconcile(store, settings, paths=rels).changes)
+    return list(reconcile(store, settings, paths=rels, baseline=baseline).changes)
 
 
 def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str, object]:
@@ -343,7 +345,10 @@ def apply_edits(
         result["applied"] = True
         if index is not None:
             try:
-                result["recorded"] = [c.to_dict() for c in _reconcile(index, settings, rels)]
+                # The edit itself is a change even in a workspace never fully indexed (whose
+                # files the first reconcile above took as its baseline).
+                done = _reconcile(index, settings, rels, baseline=False)
+                result["recorded"] = [c.to_dict() for c in done]
             except SymdiffError as err:
                 errors.append(_render(err))
     if errors:

@@ -226,16 +226,21 @@ def reconcile(
     moves: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     clock: Clock = utcnow,
+    baseline: bool | None = None,
 ) -> Report:
     """Record every difference between the tree and its last snapshot.
 
     Args:
         paths: only look at these relative paths (files or directories); None = whole tree.
         moves: observed renames, new path -> old path, to pair even when the content changed.
+        baseline: True snapshots new files without recording `add`s; False records them even
+            in a workspace whose first full pass has not completed; None decides by that.
     """
     started = time.monotonic()
     ws = store.ensure_workspace(str(settings.root), settings.host)
-    p = _Pass(settings, store, ws, clock, baseline=not ws.baseline_done)
+    if baseline is None:
+        baseline = not ws.baseline_done
+    p = _Pass(settings, store, ws, clock, baseline=baseline)
     current, p.known = _scan(p, paths)
     to_read = sorted(
         rel for rel, st in current.items() if rel not in p.known or not _trusted(p.known[rel], st)
@@ -253,7 +258,7 @@ def reconcile(
         changes.extend(_commit(p, tail[i : i + BATCH]))
     if progress is not None:
         progress(total, total)
-    if p.baseline and paths is None:
+    if p.baseline and paths is None and not ws.baseline_done:
         store.mark_baseline_done(ws.id)
     return Report(
         baseline=p.baseline,

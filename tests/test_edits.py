@@ -524,3 +524,21 @@ def test_store_failure_does_not_undo_the_apply(ws: Path) -> None:
                  dry_run=False)
     assert result["applied"] and "record_error" in result
     assert "def make_str3(" in (ws / "pkg/utils.py").read_text()
+
+
+def test_an_edit_in_a_never_indexed_workspace_is_still_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    root.mkdir()
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    (root / "other.py").write_text("x = 1\n")
+    settings = _settings(root)
+    edits = ("FILE: a.py\n<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE\n"
+             "FILE: b.py\n<<<<<<< SEARCH\n=======\ndef g():\n    pass\n>>>>>>> REPLACE\n")
+    result = apply_edits(edits, settings=settings, dry_run=False)
+    got = [(c["change_type"], c["path"]) for c in result["recorded"]]
+    assert sorted(got) == [("add", "b.py"), ("modify", "a.py")]
+    with open_store(settings) as store:
+        stored = store.query_changes(workspace_ids=None, since=datetime(2000, 1, 1, tzinfo=UTC),
+                                     scope=None, limit=10)  # fmt: skip
+    assert sorted((c.change_type.value, c.path) for c in stored) == sorted(got)
+    assert index(settings).changes == ()  # the first full pass is still the baseline
