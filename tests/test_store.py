@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,10 +12,18 @@ from sqlalchemy import inspect, text
 
 from symdiff.errors import StoreError
 from symdiff.linediff import blob_id
-from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.model import (
+    ChangeType,
+    FileChange,
+    Scope,
+    SymbolChange,
+    SymbolChangeType,
+    format_timestamp,
+)
 from symdiff.store import FileState, Mutation, Store, from_us, to_us
 from symdiff.store.blobs import pack, unpack
 from symdiff.store.migrate import current_revision, head_revision
+from symdiff.store.store import format_us
 
 TABLES = {"workspaces", "blobs", "files", "changes", "symbol_changes", "alembic_version"}
 
@@ -70,6 +79,12 @@ def test_changes_round_trip_with_symbols(backend: str, request: pytest.FixtureRe
         tests = store.query_changes(workspace_ids=None, since=now - timedelta(days=1),
                                     scope=Scope.TEST, limit=10)  # fmt: skip
         assert [c.path for c in tests] == ["tests/t.py"]
+        # The diff query's fast path gives exactly the domain values' records.
+        everything = {"workspace_ids": None, "since": now - timedelta(days=1), "scope": None,
+                      "limit": 10}  # fmt: skip
+        assert store.query_records(**everything) == [  # type: ignore[arg-type]
+            c.to_dict() for c in store.query_changes(**everything)  # type: ignore[arg-type]
+        ]
         assert store.get_blob(blob.hash) == b"print('x')\n"
         assert store.file_states(ws.id) == {"a.py": state}
 
@@ -88,22 +103,25 @@ def test_a_reader_is_not_blocked_by_an_open_write(sqlite_url: str) -> None:
     with Store(sqlite_url) as writer, Store(sqlite_url) as reader:
         ws = writer.ensure_workspace("/r", "h")
         started, release = threading.Event(), threading.Event()
+        held_until_released: list[bool] = []
 
         def hold_write_lock() -> None:
             with writer.engine.connect().execution_options(symdiff_write=True) as conn, \
                     conn.begin():  # fmt: skip
                 conn.execute(text("UPDATE workspaces SET host = 'h'"))
                 started.set()
-                release.wait(5)
+                # A reader that waited for this write lock would let this wait time out.
+                held_until_released.append(release.wait(5))
 
         th = threading.Thread(target=hold_write_lock)
         th.start()
-        started.wait(5)
+        assert started.wait(5)
         try:
             assert reader.count_changes(ws.id) == 0
         finally:
             release.set()
             th.join()
+        assert held_until_released == [True]
 
 
 def test_blobs_are_git_objects_and_compressed() -> None:
@@ -114,6 +132,13 @@ def test_blobs_are_git_objects_and_compressed() -> None:
     assert unpack(blob.codec, blob.data) == data
     assert pack(b"\0binary").data is None
     assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+def test_both_timestamp_formatters_agree() -> None:
+    rng = random.Random(7)
+    for _ in range(20_000):
+        ts = datetime(1971, 1, 1, tzinfo=UTC) + timedelta(microseconds=rng.randrange(2**52))
+        assert format_us(to_us(ts)) == format_timestamp(ts)
 
 
 def test_timestamps_keep_microseconds() -> None:

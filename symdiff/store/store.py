@@ -7,11 +7,11 @@ import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, or_, select, update
+from sqlalchemy import Connection, delete, func, make_url, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
@@ -51,13 +51,20 @@ class Mutation:
     deletes: tuple[str, ...] = ()
     blobs: tuple[Blob, ...] = ()
     change: FileChange | None = None
-    touch_only: bool = field(default=False)
 
 
 _CHANGE_TYPES = {m.value: m for m in ChangeType}
 _SCOPES = {m.value: m for m in Scope}
 _SYMBOL_TYPES = {m.value: m for m in SymbolChangeType}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _without_password(url: str) -> str:
+    """A database URL fit for messages and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except SQLAlchemyError:
+        return "<a malformed database URL>"
 
 
 def _symbol(d: dict[str, Any]) -> SymbolChange:
@@ -102,7 +109,7 @@ class Store:
     """A symdiff database. Opening it runs pending migrations."""
 
     def __init__(self, url: str, *, migrate: bool = True) -> None:
-        self.url = url
+        self.safe_url = _without_password(url)
         try:
             self.engine = make_engine(url)
             if migrate:
@@ -113,15 +120,6 @@ class Store:
                 f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
                 f"{str(exc).splitlines()[0]}"
             ) from exc
-
-    @property
-    def safe_url(self) -> str:
-        """The URL without its password."""
-        return (
-            self.engine.url.render_as_string(hide_password=True)
-            if hasattr(self, "engine")
-            else self.url
-        )
 
     def close(self) -> None:
         """Release every connection."""
@@ -232,14 +230,6 @@ class Store:
                 select(t.blobs.c.codec, t.blobs.c.data).where(t.blobs.c.hash == digest)
             ).first()
         return None if row is None else unpack(row.codec, row.data)
-
-    def blob_info(self, digest: str) -> tuple[int, bool] | None:
-        """(size, binary) of a known snapshot."""
-        with self._read() as conn:
-            row = conn.execute(
-                select(t.blobs.c.size, t.blobs.c.binary).where(t.blobs.c.hash == digest)
-            ).first()
-        return None if row is None else (row.size, row.binary)
 
     # -- the write path -------------------------------------------------------------------
 
