@@ -51,6 +51,11 @@ def _to_bytes(text: str | bytes) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
+def _invalid(orig: bytes) -> DurationError:
+    """Go's generic error; built only when raised, since quoting costs the input's length."""
+    return DurationError(f"time: invalid duration {go_quote(orig)}")
+
+
 def _leading_int(s: bytes, i: int) -> tuple[int, int] | None:
     """Go's leadingInt: the digits' value at `i` and the index after them; None on overflow."""
     x = 0
@@ -86,12 +91,11 @@ def _leading_fraction(s: bytes, i: int) -> tuple[int, float, int]:
 
 def _term(s: bytes, i: int, orig: bytes) -> tuple[int, int]:
     """One `[0-9]*(.[0-9]*)?unit` term starting at `i`: its nanoseconds and the index after it."""
-    invalid = DurationError(f"time: invalid duration {go_quote(orig)}")
     if not (s[i] == 0x2E or s[i] in _DIGITS):
-        raise invalid
+        raise _invalid(orig)
     leading = _leading_int(s, i)
     if leading is None:
-        raise invalid
+        raise _invalid(orig)
     v, after = leading
     pre = after != i
     i = after
@@ -101,7 +105,7 @@ def _term(s: bytes, i: int, orig: bytes) -> tuple[int, int]:
         post = after != i + 1
         i = after
     if not pre and not post:
-        raise invalid
+        raise _invalid(orig)
     unit_start = i
     while i < len(s) and not (s[i] == 0x2E or s[i] in _DIGITS):
         i += 1
@@ -114,20 +118,19 @@ def _term(s: bytes, i: int, orig: bytes) -> tuple[int, int]:
             f"time: unknown unit {go_quote(unit_text)} in duration {go_quote(orig)}"
         )
     if v > _LIMIT // unit:
-        raise invalid
+        raise _invalid(orig)
     v *= unit
     if f > 0:
         # Go scales in float64 and truncates on the conversion back to uint64.
         v += int(float(f) * (float(unit) / scale))
         if v > _LIMIT:
-            raise invalid
+            raise _invalid(orig)
     return v, i
 
 
 def parse_go_duration(text: str | bytes) -> int:
     """Parse a Go duration string into nanoseconds exactly as Go's `time.ParseDuration` does."""
     orig = _to_bytes(text)
-    invalid = DurationError(f"time: invalid duration {go_quote(orig)}")
     s = orig
     neg = False
     if s[:1] in (b"-", b"+"):
@@ -136,7 +139,7 @@ def parse_go_duration(text: str | bytes) -> int:
     if s == b"0":
         return 0
     if not s:
-        raise invalid
+        raise _invalid(orig)
     d = 0
     i = 0
     while i < len(s):
@@ -144,9 +147,9 @@ def parse_go_duration(text: str | bytes) -> int:
         # uint64 addition: 2^63 + 2^63 wraps to 0 in Go, and so it does here.
         d = (d + v) & _UINT64
         if d > _LIMIT:
-            raise invalid
+            raise _invalid(orig)
     if neg:
         return -d
     if d > _LIMIT - 1:
-        raise invalid
+        raise _invalid(orig)
     return d

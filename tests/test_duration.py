@@ -193,3 +193,28 @@ def test_go_quote_escapes_like_go() -> None:
     assert go_quote(b'a"b\\c') == '"a\\"b\\\\c"'
     assert go_quote(b"\x7f") == '"\x7f"'
     assert go_quote("µ".encode()) == '"\\xc2\\xb5"'
+
+
+# 400 KB inputs: a parser that rebuilt the error text (or copied the input) for every term was
+# quadratic and took hours on these; linear parsing answers in a fraction of a second.
+LONG_TERMS = 200_000
+
+
+def test_long_valid_input_parses() -> None:
+    assert parse_go_duration("1h" * LONG_TERMS) == LONG_TERMS * HOUR
+    assert parse_go_duration("-" + "1h" * LONG_TERMS) == -LONG_TERMS * HOUR
+
+
+def test_long_input_with_a_bad_last_unit_fails_with_gos_message() -> None:
+    text = "1h" * (LONG_TERMS - 1) + "1d"
+    with pytest.raises(DurationError) as info:
+        parse_go_duration(text)
+    assert str(info.value) == f'time: unknown unit "d" in duration "{text}"'
+
+
+def test_long_input_whose_sum_overflows_is_invalid() -> None:
+    # 2562047h is the largest whole number of hours; Go rejects the sum once it passes 2^63.
+    text = "1000h" * (LONG_TERMS * 2 // 5)
+    with pytest.raises(DurationError) as info:
+        parse_go_duration(text)
+    assert str(info.value) == f'time: invalid duration "{text}"'
