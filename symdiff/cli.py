@@ -114,7 +114,7 @@ def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status_cmd(root: str | None, db: str | None, as_json: bool) -> None:
     """Show whether a daemon watches ROOT (default: .), since when, and how many changes it has."""
-    from symdiff.daemon import status
+    from symdiff.status import status
 
     info = status(Settings.resolve(root, db=db))
     if as_json:

@@ -1,14 +1,12 @@
 """The watch daemon: one per workspace; a start reconcile, then batches of settled events.
 
-Also the two things other processes need from it: whether one is running (`status`) and
-read-your-writes (`sync`: a query writes a cookie and waits until the daemon has recorded
-every event seen before it).
+What other processes need from it lives apart, so that they need not import it: the lock and
+whether a daemon runs (`lock`), read-your-writes (`sync`), and the status report (`status`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -16,26 +14,23 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from types import FrameType
 
 from symdiff.api import settle_heap
 from symdiff.config import STATE_DIR, Settings
-from symdiff.errors import LockedError, StoreError
+from symdiff.errors import StoreError
 from symdiff.ignore import IgnoreRules
 from symdiff.indexer import Progress, Report, reconcile
+from symdiff.lock import now_text, workspace_lock
 from symdiff.model import FileChange
+from symdiff.status import STATUS_FILE
 from symdiff.store import Store
-from symdiff.watcher import COOKIE_DIR, Batch, DirtySet, Watcher, tracked_dirs
+from symdiff.sync import COOKIE_DIR
+from symdiff.watcher import Batch, DirtySet, Watcher, tracked_dirs
 
 log = logging.getLogger(__name__)
 
-LOCK_FILE = "daemon.lock"
-STATUS_FILE = "daemon.json"
-SYNC_TIMEOUT_S = 1.0
 POLL_S = 5.0  # full rescan period when some directories cannot be watched
 MAX_BACKOFF_S = 30.0
 ISOLATE_AFTER = 3  # failed attempts of a batch (not database outages) before splitting it
@@ -44,129 +39,11 @@ HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
 FLUSH_WAIT_S = 2.0
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _state_dir(settings: Settings) -> Path:
-    return settings.root / STATE_DIR
-
-
-# -- the lock ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def workspace_lock(settings: Settings, *, wait_s: float = 0.5) -> Iterator[dict[str, object]]:
-    """Hold the workspace's daemon lock (flock: the kernel releases it when we die).
-
-    Raises LockedError when another live daemon holds it. `wait_s` rides out the instant a
-    `status` or `sync` probe holds it shared.
-    """
-    path = _state_dir(settings) / LOCK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole daemon's life
-    try:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = _read_holder(path)
-                    raise LockedError(
-                        f"a daemon already watches {settings.root} "
-                        f"(pid {holder.get('pid', '?')} on {holder.get('host', '?')}, "
-                        f"since {holder.get('started_at', '?')})") from None
-                time.sleep(0.02)
-        info: dict[str, object] = {"pid": os.getpid(), "host": settings.host,
-                                   "started_at": _now(), "root": str(settings.root)}
-        f.seek(0)
-        f.truncate()
-        f.write(json.dumps(info))
-        f.flush()
-        yield info
-    finally:
-        f.close()  # releases the flock
-
-
-def _read_holder(path: Path) -> dict[str, object]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def running(root: Path) -> dict[str, object] | None:
-    """The live daemon's pid/host/start time for a workspace root, or None when none runs."""
-    path = root / STATE_DIR / LOCK_FILE
-    try:
-        f = open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError:
-        return None
-    with f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _read_holder(path) or {"pid": None}
-        except OSError:
-            return None
-        fcntl.flock(f, fcntl.LOCK_UN)
-        return None
-
-
-def _workspace_root(path: Path) -> Path:
-    """The nearest directory at or above `path` with a `.symdiff/` (queries run in subdirs)."""
-    path = path.resolve()
-    for candidate in (path, *path.parents):
-        if (candidate / STATE_DIR).is_dir():
-            return candidate
-    return path
-
-
-# -- read-your-writes -------------------------------------------------------------------------
-
-
-def sync(root: Path, *, timeout: float = SYNC_TIMEOUT_S) -> bool:
-    """Wait until the daemon watching `root` has recorded every change made before this call.
-
-    Returns True when it has (or no daemon runs, so there is nothing to wait for), False when
-    `timeout` passed first: the answer that follows may then be stale.
-    """
-    root = _workspace_root(root)
-    if running(root) is None:
-        return True
-    cookie_dir = root / COOKIE_DIR
-    cookie = cookie_dir / uuid.uuid4().hex
-    try:
-        cookie.touch(exist_ok=False)
-    except OSError as exc:
-        log.warning("cannot write a sync cookie in %s: %s", cookie_dir, exc)
-        return False
-    deadline = time.monotonic() + timeout
-    delay = 0.001
-    while time.monotonic() < deadline:
-        if not cookie.exists():
-            return True
-        time.sleep(delay)
-        delay = min(delay * 2, 0.01)
-    try:
-        cookie.unlink()
-    except FileNotFoundError:
-        return True  # acked between the last check and the unlink
-    log.warning("the daemon did not catch up within %.1fs; the answer may be stale", timeout)
-    return False
-
-
-# -- the daemon -------------------------------------------------------------------------------
-
-
 @dataclass(slots=True)
 class Stats:
     """What the daemon has done since it started (written to the status file)."""
 
-    started_at: str = field(default_factory=_now)
+    started_at: str = field(default_factory=now_text)
     batches: int = 0
     events: int = 0
     changes: int = 0
@@ -206,9 +83,9 @@ class Daemon:
 
     def run(self, *, show_progress: bool = False) -> Stats:
         """Lock, reconcile the whole tree, then follow events until stopped."""
-        with workspace_lock(self.settings) as info:
+        with workspace_lock(self.settings.root, self.settings.host) as info:
             self.stats.started_at = str(info["started_at"])
-            store = self._store = _open_store(self.settings)
+            store = self._store = Store(self.settings.db_url)
             try:
                 self._start_watching()
                 self._start_reconcile(show_progress)
@@ -381,7 +258,7 @@ class Daemon:
         s.full_rescans += int(batch.full)
         if batch.full:
             self._last_full = time.monotonic()
-        s.last_reconcile = _now()
+        s.last_reconcile = now_text()
         s.last_reconcile_ms = round(report.seconds * 1000, 1)
         if self._watcher is not None:
             s.overflows = self._watcher.alarm.count
@@ -434,19 +311,13 @@ class Daemon:
                 "batches": s.batches, "events": s.events, "changes_recorded": s.changes,
                 "full_rescans": s.full_rescans, "overflows": s.overflows, "restarts": s.restarts,
                 "degraded": s.degraded, "unwatched": s.unwatched}
-        path = _state_dir(self.settings) / STATUS_FILE
+        path = self.settings.root / STATE_DIR / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
         try:
             tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
             os.replace(tmp, path)
         except OSError as exc:
             log.warning("cannot write %s: %s", path, exc)
-
-
-def _open_store(settings: Settings) -> Store:
-    from symdiff.api import open_store
-
-    return open_store(settings)
 
 
 def _cookies(settings: Settings) -> frozenset[str]:
@@ -472,32 +343,3 @@ def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = PO
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def status(settings: Settings) -> dict[str, object]:
-    """Whether a daemon watches the workspace, since when, and how many changes it has."""
-    holder = running(settings.root)
-    out: dict[str, object] = {"root": str(settings.root), "running": holder is not None}
-    if holder is not None:
-        out.update({k: holder.get(k) for k in ("pid", "host", "started_at")})
-    path = _state_dir(settings) / STATUS_FILE
-    with contextlib.suppress(OSError, ValueError):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            for key in ("last_reconcile", "changes_recorded", "degraded", "overflows"):
-                out[key] = data.get(key)
-    out["changes"] = _count_changes(settings)
-    return out
-
-
-def _count_changes(settings: Settings) -> int | None:
-    db_file = settings.db_url.removeprefix("sqlite:///")
-    if settings.db_url.startswith("sqlite:///") and not os.path.exists(db_file):
-        return None
-    try:
-        with Store(settings.db_url) as store:
-            ws = store.find_workspace(str(settings.root), settings.host)
-            return None if ws is None else store.count_changes(ws.id)
-    except StoreError:
-        return None
-

@@ -232,7 +232,7 @@ def answer(
     if root is None or host is None:
         settings = settings or Settings.resolve()
         root, host = root or settings.root, host or settings.host
-    from symdiff.daemon import sync  # read-your-writes: a running daemon records saves first
+    from symdiff.sync import sync  # read-your-writes: a running daemon records saves first
 
     fresh = sync(root)
     if isinstance(source, Settings):

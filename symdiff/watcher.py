@@ -31,12 +31,11 @@ from watchdog.events import (
 )
 from watchdog.observers.inotify import InotifyObserver
 
-from symdiff.config import STATE_DIR
 from symdiff.ignore import ALWAYS_IGNORED, IgnoreRules
+from symdiff.sync import COOKIE_DIR
 
 log = logging.getLogger(__name__)
 
-COOKIE_DIR = f"{STATE_DIR}/cookies"
 # Only events that can mean "content or presence changed". Leaving out opened, closed-no-write
 # and accessed keeps the reconciler's own reads from feeding the queue.
 EVENT_TYPES: list[type[FileSystemEvent]] = [

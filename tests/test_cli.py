@@ -68,14 +68,15 @@ def test_a_bad_database_url_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_changes_warns_on_stderr_when_the_daemon_does_not_confirm(tmp_path: Path) -> None:
     from symdiff.config import Settings
-    from symdiff.daemon import workspace_lock
-    from symdiff.watcher import COOKIE_DIR
+    from symdiff.lock import workspace_lock
+    from symdiff.sync import COOKIE_DIR
 
     (tmp_path / "a.py").write_text("x = 1\n")
     exe = [sys.executable, "-m", "symdiff"]
     subprocess.run([*exe, "index", str(tmp_path)], check=True, capture_output=True)
     (tmp_path / COOKIE_DIR).mkdir(parents=True)  # as a running daemon has it
-    with workspace_lock(Settings.resolve(tmp_path)):  # a daemon that never answers cookies
+    # A daemon that never answers cookies:
+    with workspace_lock(tmp_path, Settings.resolve(tmp_path).host):
         res = subprocess.run([*exe, "changes", "--root", str(tmp_path), "--json"],
                              capture_output=True, text=True, check=True)  # fmt: skip
     assert json.loads(res.stdout) == []

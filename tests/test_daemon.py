@@ -22,9 +22,12 @@ from click.testing import CliRunner
 
 from symdiff.cli import cli
 from symdiff.config import Settings
-from symdiff.daemon import Daemon, running, status, sync
+from symdiff.daemon import Daemon
 from symdiff.errors import LockedError
+from symdiff.lock import running
+from symdiff.status import status
 from symdiff.store import Store
+from symdiff.sync import sync
 
 Rec = tuple[str, str, str | None]
 

@@ -309,8 +309,8 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
     """A daemon holds the workspace lock but never acknowledges cookies (it is stuck): the
     answer still comes, after the 1 s bound, and says itself that it may be stale."""
     from symdiff.config import Settings
-    from symdiff.daemon import workspace_lock
-    from symdiff.watcher import COOKIE_DIR
+    from symdiff.lock import workspace_lock
+    from symdiff.sync import COOKIE_DIR
 
     settings = Settings.resolve(workspace.root, db=workspace.db_url, host=HOST)
     (workspace.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)  # as a daemon has it
@@ -324,7 +324,7 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         blocks = [b.text for b in result.content if isinstance(b, TextContent)]
         assert len(blocks) == 2 and blocks[1].startswith("warning: the symdiff daemon")
 
-    with workspace_lock(settings):
+    with workspace_lock(settings.root, settings.host):
         run_stdio(workspace, check)
 
     async def fresh(session: ClientSession) -> None:  # no daemon: nothing to wait for

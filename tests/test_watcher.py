@@ -16,8 +16,8 @@ from watchdog.events import (
 )
 
 from symdiff.ignore import IgnoreRules
+from symdiff.sync import COOKIE_DIR
 from symdiff.watcher import (
-    COOKIE_DIR,
     OVERFLOW_LOGGER,
     Batch,
     DirtySet,
