@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import click
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
+
+if TYPE_CHECKING:
+    from symdiff.records import ChangeRecord
 
 
 def fail(err: SymdiffError) -> NoReturn:
@@ -62,10 +65,12 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
     if as_json:
         import json
 
+        from symdiff.records import of_change
+
         click.echo(json.dumps({
             "baseline": report.baseline, "scanned": report.scanned, "read": report.read,
             "skipped": list(report.skipped), "seconds": round(report.seconds, 3),
-            "changes": [c.to_dict() for c in report.changes],
+            "changes": [of_change(c) for c in report.changes],
         }, indent=2))
         return
     what = "baseline of" if report.baseline else "reconciled"
@@ -202,16 +207,17 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     """What changed recently, newest first, with the symbols each change touched."""
     import json
 
-    from symdiff.query import STALE_WARNING, answer
+    from symdiff.query import STALE_WARNING, DiffQuery, diff
 
     settings = Settings.resolve(root, db=db)
+    query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=patch,
+                      workspace=workspace)  # fmt: skip
     try:
-        result = answer(settings, since=since, limit=limit, scope=scope, include_patch=patch,
-                        workspace=workspace)  # fmt: skip
+        result = diff(settings, query)
     except SymdiffError as err:
         fail(err)
     records = result.records
-    if not result.fresh:
+    if result.stale:
         click.echo(f"symdiff: warning: {STALE_WARNING}", err=True)
     if as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
@@ -219,7 +225,7 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
         _print_changes(records, since=since, scope=scope)
 
 
-def _print_changes(records: list[dict[str, object]], *, since: str, scope: str) -> None:
+def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> None:
     """The records as a rich table, then any patches."""
     from rich.console import Console
     from rich.table import Table

@@ -26,6 +26,7 @@ from symdiff.edits_write import Write, commit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, SymdiffError, ToolFailed
 from symdiff.languages import language_for
 from symdiff.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
+from symdiff.records import of_change, of_symbol
 
 if TYPE_CHECKING:  # the store pulls in SQLAlchemy; a dry run needs none of it
     from symdiff.model import FileChange
@@ -226,7 +227,7 @@ def _file_result(plan: FilePlan, backup: str | None) -> dict[str, object]:
         "lines_added": diff.lines_added,
         "lines_removed": diff.lines_removed,
         "language": language,
-        "symbols": [s.to_dict() for s in symbol_changes(language, plan.old, plan.new)],
+        "symbols": [of_symbol(s) for s in symbol_changes(language, plan.old, plan.new)],
     }
     if backup is not None:
         out["backup"] = backup
@@ -348,7 +349,7 @@ def apply_edits(
                 # The edit itself is a change even in a workspace never fully indexed (whose
                 # files the first reconcile above took as its baseline).
                 done = _reconcile(index, settings, rels, baseline=False)
-                result["recorded"] = [c.to_dict() for c in done]
+                result["recorded"] = [of_change(c) for c in done]
             except SymdiffError as err:
                 errors.append(_render(err))
     if errors:

@@ -9,7 +9,6 @@ model) because a raised `ToolError` would reach the client prefixed `Error execu
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -25,9 +24,9 @@ from typing_extensions import TypedDict
 from symdiff.api import settle_heap
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
-from symdiff.query import STALE_WARNING, open_existing
-from symdiff.query import answer as diff_answer
-from symdiff.store import Store
+from symdiff.query import STALE_WARNING, DiffQuery
+from symdiff.query import diff as run_diff
+from symdiff.records import ChangeRecord, SymbolRecord
 from symdiff.textdiff import text_diff as run_text_diff
 
 INSTRUCTIONS = (
@@ -38,33 +37,6 @@ INSTRUCTIONS = (
     "server is read-only) to apply SEARCH/REPLACE edits, previewing by default (dry run) with "
     "the patch and the symbols the edit would change."
 )
-
-
-class SymbolRecord(TypedDict):
-    """One definition a change touched."""
-
-    name: str
-    kind: str
-    change_type: Literal["added", "removed", "modified", "signature_changed"]
-    start_line: int
-    end_line: int
-    renamed_from: NotRequired[str]
-    renamed_to: NotRequired[str]
-
-
-class ChangeRecord(TypedDict):
-    """One file-level change."""
-
-    path: str
-    old_path: str | None
-    timestamp: str
-    change_type: Literal["add", "modify", "delete", "rename"]
-    lines_added: int
-    lines_removed: int
-    scope: Literal["impl", "test"]
-    language: str | None
-    symbols: list[SymbolRecord]
-    acp: NotRequired[dict[str, Any]]
 
 
 class DiffOutput(TypedDict):
@@ -209,21 +181,6 @@ def _under(root: Path, path: str | None) -> str | None:
     return str(root / path)  # an absolute `path` stays itself: `/` joins replace the root
 
 
-class _LazyStore:
-    """The server's Store, opened at the first query that finds a database, then kept."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._store: Store | None = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Store | None:
-        with self._lock:
-            if self._store is None:
-                self._store = open_existing(self._settings)
-            return self._store
-
-
 def build_server(
     settings: Settings, *, allow: Sequence[Path] = (), read_only: bool = False
 ) -> MCPServer:
@@ -231,7 +188,6 @@ def build_server(
     server: MCPServer = MCPServer(
         "symdiff", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
-    store = _LazyStore(settings)
     allowed_roots = (settings.root, *(Path(p).resolve() for p in allow))
 
     @server.tool(
@@ -260,16 +216,14 @@ def build_server(
         scope (impl/test), language and symbols [{name, kind, change_type, start_line,
         end_line}]. For the text of a change pass include_patch=true.
         """
+        query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=include_patch,
+                          workspace=workspace)  # fmt: skip
         try:
-            found = diff_answer(
-                store.get(), since=since, limit=limit, scope=scope,
-                include_patch=include_patch, workspace=workspace,
-                root=settings.root, host=settings.host,
-            )
+            found = run_diff(settings, query)
         except SymdiffError as err:
             return _failure(err)
         records = found.records
-        if found.fresh:
+        if not found.stale:
             return _success({"result": records}, records)
         result = _success({"result": records, "stale": True}, records)
         # The answer itself says it may be stale, not only a log line the agent never sees.
@@ -355,13 +309,9 @@ def build_server(
             from symdiff.edits import apply_edits as run_apply_edits
 
             try:
-                index: Store | None = store.get()
-            except SymdiffError:
-                index = None  # the edit still applies; the result says it was not recorded
-            try:
                 result = run_apply_edits(
                     edits, settings=settings, allow=allowed_roots, dry_run=dry_run,
-                    backup=backup, store=index,
+                    backup=backup,
                 )
             except SymdiffError as err:
                 return _failure(err)

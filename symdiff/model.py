@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 
 
@@ -40,6 +40,8 @@ class Symbol:
     its decorators/attributes; `header_end_line` is the last line of its header (signature);
     `signature` is the header text with whitespace and comments normalised away, the name
     excluded, so that two headers compare equal exactly when the signature is unchanged.
+    `start_byte`/`end_byte` are the same span in bytes (end exclusive), when known; attribution
+    uses them to tell apart definitions that share a line.
     """
 
     name: str
@@ -49,6 +51,8 @@ class Symbol:
     header_end_line: int
     signature: str
     parent: str | None = None
+    start_byte: int | None = None
+    end_byte: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,28 +66,6 @@ class SymbolChange:
     end_line: int
     renamed_from: str | None = None
     renamed_to: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        """The JSON shape of SPEC.md."""
-        out: dict[str, object] = {
-            "name": self.name,
-            "kind": self.kind,
-            "change_type": self.change_type.value,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-        }
-        if self.renamed_from is not None:
-            out["renamed_from"] = self.renamed_from
-        if self.renamed_to is not None:
-            out["renamed_to"] = self.renamed_to
-        return out
-
-
-def format_timestamp(ts: datetime) -> str:
-    """RFC 3339 in UTC with microseconds and a `Z`."""
-    if ts.tzinfo is not UTC:
-        ts = ts.astimezone(UTC)
-    return ts.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,17 +85,3 @@ class FileChange:
     old_hash: str | None = None
     new_hash: str | None = None
     id: int | None = field(default=None, compare=False)
-
-    def to_dict(self) -> dict[str, object]:
-        """The JSON shape of SPEC.md."""
-        return {
-            "path": self.path,
-            "old_path": self.old_path,
-            "timestamp": format_timestamp(self.timestamp),
-            "change_type": self.change_type.value,
-            "lines_added": self.lines_added,
-            "lines_removed": self.lines_removed,
-            "scope": self.scope.value,
-            "language": self.language,
-            "symbols": [s.to_dict() for s in self.symbols],
-        }

@@ -6,15 +6,17 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
-from symdiff.acp import FilePatch, build_diff
 from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
 from symdiff.errors import DurationError, InvalidArgs
-from symdiff.model import ChangeType, FileChange, Scope
-from symdiff.store import Store, Workspace
+from symdiff.model import Scope
+from symdiff.records import ChangeRecord
+from symdiff.store import ChangeFilter, Store, StoredChange, Workspace
+from symdiff.sync import sync
+from symdiff.timestamps import to_us
 
 DEFAULT_SINCE = "24h"
 MAX_SINCE_NS = 720 * 3600 * 1_000_000_000
@@ -29,21 +31,49 @@ _DURATION_HINT = (
     'since is a Go duration: a number and a unit (ns, us, ms, s, m, h), e.g. "90m", "24h"; '
     'there is no day unit, write 168h for 7 days'
 )
-_OPERATIONS = {
-    ChangeType.ADD: "add",
-    ChangeType.MODIFY: "modify",
-    ChangeType.DELETE: "delete",
-    ChangeType.RENAME: "move",
-}
+_OPERATIONS = {"add": "add", "modify": "modify", "delete": "delete", "rename": "move"}
+STALE_WARNING = (
+    "the symdiff daemon watching this tree did not confirm within 1 s that it had recorded "
+    "the latest saves; the answer may miss the most recent changes"
+)
 
 
 @dataclass(frozen=True, slots=True)
-class DiffArgs:
-    """The diff query's arguments after its rules have been applied."""
+class DiffQuery:
+    """The diff query's arguments as a caller gives them (any JSON values); the rules below
+    turn them into a `ChangeFilter` or an `InvalidArgs` before any database work."""
+
+    since: object = DEFAULT_SINCE
+    limit: object = DEFAULT_LIMIT
+    scope: object = DEFAULT_SCOPE
+    include_patch: bool = False
+    workspace: str | None = None  # None: the caller's workspace; "all"; or another root
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A query's arguments after the rules: how far back, how many, which scope."""
 
     since_ns: int
     limit: int
-    scope: Scope | None
+    scope: Scope | None  # None: both
+
+
+def parse(query: DiffQuery) -> Window:
+    """Apply seed 003's rules (and the workspace argument's); errors before any database work."""
+    check_workspace(query.workspace)
+    return Window(
+        normalize_since(query.since), normalize_limit(query.limit), normalize_scope(query.scope)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The records of a diff query, newest first, and whether they may miss the latest saves
+    (a running daemon did not confirm in time that it had recorded them)."""
+
+    records: list[ChangeRecord]
+    stale: bool = False
 
 
 def normalize_since(value: object) -> int:
@@ -98,9 +128,15 @@ def normalize_scope(value: object) -> Scope | None:
     )
 
 
-def parse_args(*, since: object, limit: object, scope: object) -> DiffArgs:
-    """Apply seed 003's rules; errors before any database work."""
-    return DiffArgs(normalize_since(since), normalize_limit(limit), normalize_scope(scope))
+def check_workspace(value: object) -> None:
+    """The workspace argument: absent, "all", or a path (a string without NUL bytes)."""
+    if value is None:
+        return
+    if not isinstance(value, str) or not value or "\0" in value:
+        raise InvalidArgs(
+            'workspace must be "all" or the root path of an indexed workspace, got '
+            f"{json.dumps(value, default=repr)}"
+        )
 
 
 def _within(root: Path, ws_root: str) -> bool:
@@ -133,29 +169,22 @@ def select_workspaces(
     return [nearest.id]
 
 
-def change_patch(store: Store, change: FileChange, *, root: str) -> dict[str, object]:
+def change_patch(store: Store, change: StoredChange) -> dict[str, object]:
     """The ACP v2 Diff of one stored change, its git patch rebuilt from the snapshots."""
-    op = _OPERATIONS[change.change_type]
+    from symdiff.acp import FilePatch, build_diff  # pygit2 loads only when a patch is asked for
+
+    r = change.record
+    op = _OPERATIONS[r["change_type"]]
     old = None if op == "add" or change.old_hash is None else store.get_blob(change.old_hash)
     new = None if op == "delete" or change.new_hash is None else store.get_blob(change.new_hash)
     fp = FilePatch(
         op,
-        change.path,
-        old_path=change.old_path if op == "move" else None,
+        r["path"],
+        old_path=r["old_path"] if op == "move" else None,
         old_bytes=old,
         new_bytes=new,
     )
-    return build_diff([fp], root=root)
-
-
-def record(
-    store: Store, change: FileChange, *, include_patch: bool, root: Path
-) -> dict[str, object]:
-    """One change as SPEC.md's JSON record, with `acp` when a patch is asked for."""
-    out = change.to_dict()
-    if include_patch:
-        out["acp"] = change_patch(store, change, root=change.workspace or str(root))
-    return out
+    return build_diff([fp], root=change.workspace)
 
 
 def open_existing(settings: Settings) -> Store | None:
@@ -170,103 +199,51 @@ def open_existing(settings: Settings) -> Store | None:
     return Store(url)
 
 
-STALE_WARNING = (
-    "the symdiff daemon watching this tree did not confirm within 1 s that it had recorded "
-    "the latest saves; the answer may miss the most recent changes"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """The records of a diff query, and whether a running daemon confirmed they are current."""
-
-    records: list[dict[str, object]]
-    fresh: bool = True
-
-
 def diff(
-    source: Store | Settings | None,
+    settings: Settings,
+    query: DiffQuery | None = None,
     *,
-    since: object = DEFAULT_SINCE,
-    limit: object = DEFAULT_LIMIT,
-    scope: object = DEFAULT_SCOPE,
-    include_patch: bool = False,
-    workspace: str | None = None,
-    root: Path | None = None,
-    host: str | None = None,
-    now: datetime | None = None,
-) -> list[dict[str, object]]:
-    """Recent changes with their symbols, newest first (the `diff` query of seed 003).
-
-    `source` is an open Store, or Settings whose database is opened for this one query
-    (`root` and `host` then default to the settings'), or None for "no database yet" (the
-    arguments are still checked). `now` is the clock seam. `answer` also says whether the
-    records are known to be current.
-    """
-    return answer(
-        source, since=since, limit=limit, scope=scope, include_patch=include_patch,
-        workspace=workspace, root=root, host=host, now=now,
-    ).records  # fmt: skip
-
-
-def answer(
-    source: Store | Settings | None,
-    *,
-    since: object = DEFAULT_SINCE,
-    limit: object = DEFAULT_LIMIT,
-    scope: object = DEFAULT_SCOPE,
-    include_patch: bool = False,
-    workspace: str | None = None,
-    root: Path | None = None,
-    host: str | None = None,
+    store: Store | None = None,
     now: datetime | None = None,
 ) -> Answer:
-    """The diff query, with read-your-writes: a running daemon first records pending saves.
+    """Recent changes with their symbols, newest first (the `diff` query of seed 003).
 
-    `fresh` is False when the daemon did not confirm that within its timeout (1 s).
+    The arguments are checked before any database work. A running daemon first records the
+    saves made before this call (read-your-writes); `stale` says it did not confirm in time.
+    The query covers `settings.root`'s workspace on `settings.host` unless `query.workspace`
+    says otherwise. `store` is an open Store to use instead of opening `settings.db_url` for
+    this one query; `now` is the clock seam.
     """
-    args = parse_args(since=since, limit=limit, scope=scope)
-    if source is None:
-        return Answer([])
-    settings = source if isinstance(source, Settings) else None
-    if root is None or host is None:
-        settings = settings or Settings.resolve()
-        root, host = root or settings.root, host or settings.host
-    from symdiff.sync import sync  # read-your-writes: a running daemon records saves first
-
-    fresh = sync(root)
-    if isinstance(source, Settings):
-        store = open_existing(source)
-        if store is None:
-            return Answer([], fresh)
-        with store:
-            return Answer(_run(store, args, include_patch=include_patch, workspace=workspace,
-                               root=root, host=host, now=now), fresh)  # fmt: skip
-    return Answer(_run(source, args, include_patch=include_patch, workspace=workspace,
-                       root=root, host=host, now=now), fresh)  # fmt: skip
+    query = query or DiffQuery()
+    window = parse(query)
+    stale = not sync(settings.root)
+    if store is not None:
+        return Answer(_records(store, settings, query, window, now), stale=stale)
+    opened = open_existing(settings)
+    if opened is None:
+        return Answer([], stale=stale)
+    with opened:
+        return Answer(_records(opened, settings, query, window, now), stale=stale)
 
 
-def _run(
-    store: Store,
-    args: DiffArgs,
-    *,
-    include_patch: bool,
-    workspace: str | None,
-    root: Path,
-    host: str,
-    now: datetime | None,
-) -> list[dict[str, object]]:
-    root = root.resolve()
-    ids = select_workspaces(store.workspaces(), root=root, host=host, workspace=workspace)
+def _records(
+    store: Store, settings: Settings, query: DiffQuery, window: Window, now: datetime | None
+) -> list[ChangeRecord]:
+    root = settings.root.resolve()
+    ids = select_workspaces(
+        store.workspaces(), root=root, host=settings.host, workspace=query.workspace
+    )
     if ids == []:
         return []
-    start = (now or datetime.now(UTC)) - timedelta(microseconds=args.since_ns // 1000)
-    if not include_patch:
-        # The fast path: rows straight into records, no domain objects in between.
-        return store.query_records(
-            workspace_ids=ids, since=start, scope=args.scope, limit=args.limit
-        )
-    changes = store.query_changes(
-        workspace_ids=ids, since=start, scope=args.scope, limit=args.limit
-    )
-    return [record(store, c, include_patch=True, root=root) for c in changes]
+    start = to_us(now or datetime.now(UTC)) - window.since_ns // 1000
+    found = store.stored_changes(ChangeFilter(ids, start, window.scope, window.limit))
+    records = []
+    for change in found:
+        record = change.record
+        if query.workspace is not None:
+            # An answer that may span workspaces says where each change happened.
+            record["workspace"] = change.workspace
+        if query.include_patch:
+            record["acp"] = change_patch(store, change)
+        records.append(record)
+    return records

@@ -82,3 +82,22 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     git(root, "init", "-q")
     return root
+
+
+def stored(
+    store: object,
+    *,
+    workspace_ids: list[int] | None = None,
+    since: object = None,
+    scope: object = None,
+    limit: int = 10**7,
+) -> list[object]:
+    """Every change a store holds (newest first) as domain values, as tests inspect them."""
+    from datetime import UTC, datetime
+
+    from symdiff.store import ChangeFilter, Store
+    from symdiff.timestamps import to_us
+
+    assert isinstance(store, Store)
+    start = since if isinstance(since, datetime) else datetime(2000, 1, 1, tzinfo=UTC)
+    return store.changes(ChangeFilter(workspace_ids, to_us(start), scope, limit))  # type: ignore[arg-type, return-value]

@@ -10,6 +10,7 @@ import pytest
 from symdiff.attribute import attribute, symbol_changes
 from symdiff.linediff import diff_lines
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
+from symdiff.records import of_symbol
 
 ADDED = SymbolChangeType.ADDED
 REMOVED = SymbolChangeType.REMOVED
@@ -323,4 +324,4 @@ def test_golden_pair(case: Path) -> None:
     after = next(case.glob("after.*"))
     expected = json.loads((case / "expected.json").read_text())
     got = symbol_changes(language, before.read_bytes(), after.read_bytes())
-    assert [c.to_dict() for c in got] == expected
+    assert [of_symbol(c) for c in got] == expected

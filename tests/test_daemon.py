@@ -13,12 +13,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import stored
 
 from symdiff.cli import cli
 from symdiff.config import Settings
@@ -54,8 +54,7 @@ def records(settings: Settings) -> Counter[Rec]:
         ws = store.find_workspace(str(settings.root), settings.host)
         if ws is None:
             return Counter()
-        rows = store.query_changes(workspace_ids=[ws.id], since=datetime(2000, 1, 1, tzinfo=UTC),
-                                   scope=None, limit=10**7)
+        rows = stored(store, workspace_ids=[ws.id])
     return Counter((c.change_type.value, c.path, c.old_path) for c in rows)
 
 
@@ -269,14 +268,15 @@ def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None
 
 
 def test_the_diff_query_waits_for_the_daemon(root: Path) -> None:
-    from symdiff.query import diff
+    from symdiff.query import DiffQuery, diff
 
     s = make_settings(root)
     with daemon_thread(s, max_delay_s=5):
         for i in range(10):
             (root / f"n{i}.py").write_text(f"def n{i}():\n    return {i}\n")
-            got = diff(s, since="1h", scope="all", limit=500)
-            assert [r["path"] for r in got] == [f"n{j}.py" for j in reversed(range(i + 1))]
+            got = diff(s, DiffQuery(since="1h", scope="all", limit=500))
+            assert not got.stale
+            assert [r["path"] for r in got.records] == [f"n{j}.py" for j in reversed(range(i + 1))]
 
 
 def test_sync_times_out_when_the_daemon_cannot_keep_up(root: Path) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import click
 import jsonschema
 import pytest
+from conftest import stored
 
 from symdiff.api import index, open_store
 from symdiff.config import Settings
@@ -505,8 +506,7 @@ def test_real_apply_is_recorded_in_the_index_at_once(ws: Path) -> None:
     assert result["applied"] and "record_error" not in result
     assert {r["path"] for r in result["recorded"]} == {"pkg/utils.py", "pkg/added.py"}
     with open_store(settings) as store:
-        changes = store.query_changes(workspace_ids=None, scope=None, limit=10,
-                                      since=datetime.now(UTC) - timedelta(minutes=5))
+        changes = stored(store, since=datetime.now(UTC) - timedelta(minutes=5), limit=10)
     by_path = {c.path: c for c in changes}
     modified = by_path["pkg/utils.py"]
     assert modified.change_type.value == "modify" and modified.lines_added == 1
@@ -538,7 +538,6 @@ def test_an_edit_in_a_never_indexed_workspace_is_still_recorded(tmp_path: Path) 
     got = [(c["change_type"], c["path"]) for c in result["recorded"]]
     assert sorted(got) == [("add", "b.py"), ("modify", "a.py")]
     with open_store(settings) as store:
-        stored = store.query_changes(workspace_ids=None, since=datetime(2000, 1, 1, tzinfo=UTC),
-                                     scope=None, limit=10)  # fmt: skip
-    assert sorted((c.change_type.value, c.path) for c in stored) == sorted(got)
+        found = stored(store, limit=10)
+    assert sorted((c.change_type.value, c.path) for c in found) == sorted(got)
     assert index(settings).changes == ()  # the first full pass is still the baseline

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import git
+from conftest import git, stored
 from sqlalchemy import func, select
 
 from symdiff.config import Settings
 from symdiff.indexer import reconcile
 from symdiff.model import ChangeType, FileChange, Scope
+from symdiff.records import of_change
 from symdiff.store import Store
 from symdiff.store import tables as t
 
@@ -30,9 +31,7 @@ def _settings(root: Path, url: str) -> Settings:
 
 
 def _all(store: Store) -> list[FileChange]:
-    return store.query_changes(
-        workspace_ids=None, since=datetime(2000, 1, 1, tzinfo=UTC), scope=None, limit=1_000_000
-    )
+    return stored(store)
 
 
 def _key(c: FileChange) -> tuple[str, str, str | None, int, int]:
@@ -156,7 +155,8 @@ def test_sqlite_and_postgresql_give_the_same_records(tmp_path: Path, pg_url: str
             reconcile(store, _settings(root, url))
             records.append(
                 sorted(
-                    (c.to_dict() | {"timestamp": None} for c in _all(store)), key=lambda d: str(d)
+                    (dict(of_change(c)) | {"timestamp": None} for c in _all(store)),
+                    key=lambda d: str(d),
                 )
             )
     assert records[0] == records[1]
@@ -388,7 +388,5 @@ def test_records_carry_rfc3339_utc_timestamps(repo: Path, sqlite_url: str) -> No
         reconcile(store, settings)
         (repo / "a.txt").write_text("b\n")
         reconcile(store, settings, clock=lambda: fixed)
-        [c] = store.query_changes(
-            workspace_ids=None, since=fixed - timedelta(seconds=1), scope=None, limit=5
-        )
-    assert c.to_dict()["timestamp"] == "2026-11-22T01:38:13.123456Z"
+        [c] = stored(store, since=fixed - timedelta(seconds=1), limit=5)
+    assert of_change(c)["timestamp"] == "2026-11-22T01:38:13.123456Z"

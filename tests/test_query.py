@@ -12,7 +12,8 @@ import pytest
 from symdiff.config import Settings
 from symdiff.errors import DurationError, InvalidArgs
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
-from symdiff.query import diff, normalize_limit, normalize_scope, normalize_since
+from symdiff.query import DiffQuery, diff, normalize_limit, normalize_scope, normalize_since
+from symdiff.records import ChangeRecord
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import pack
 
@@ -60,11 +61,12 @@ def root(tmp_path: Path) -> Path:
     return r.resolve()
 
 
-def run(store: Store, root: Path, **kwargs: object) -> list[dict[str, object]]:
-    return diff(store, root=root, host=HOST, now=NOW, **kwargs)  # type: ignore[arg-type]
+def run(store: Store, root: Path, **kwargs: object) -> list[ChangeRecord]:
+    settings = Settings(root=root, db_url="sqlite://", host=HOST)
+    return diff(settings, DiffQuery(**kwargs), store=store, now=NOW).records  # type: ignore[arg-type]
 
 
-def paths(records: list[dict[str, object]]) -> list[object]:
+def paths(records: list[ChangeRecord]) -> list[object]:
     return [r["path"] for r in records]
 
 
@@ -192,9 +194,14 @@ def test_limit_helper_is_total() -> None:
 
 
 def test_errors_come_before_database_work(root: Path) -> None:
+    nowhere = Settings(root=root, db_url=f"sqlite:///{root}/missing/index.db", host=HOST)
     with pytest.raises(InvalidArgs, match="scope"):
-        diff(None, root=root, host=HOST, scope="docs")
-    assert diff(None, root=root, host=HOST) == []
+        diff(nowhere, DiffQuery(scope="docs"))
+    for bad in (5, "", "a\0b"):
+        with pytest.raises(InvalidArgs, match="workspace must be"):
+            diff(nowhere, DiffQuery(workspace=bad))  # type: ignore[arg-type]
+    assert diff(nowhere).records == []
+    assert not (root / "missing").exists()
 
 
 def test_workspaces(store: Store, root: Path, tmp_path: Path) -> None:
@@ -209,6 +216,11 @@ def test_workspaces(store: Store, root: Path, tmp_path: Path) -> None:
     sub = root / "src" / "deep"
     assert paths(run(store, sub)) == ["mine.py"]  # the workspace whose root you are in
     assert paths(run(store, root, workspace="all")) == ["mine.py", "theirs.py", "remote.py"]
+    # An answer that may span workspaces says where each change happened; one that cannot
+    # keeps SPEC's record shape.
+    assert [r.get("workspace") for r in run(store, root, workspace="all")] == [
+        str(root), str(other_root), str(root)]
+    assert "workspace" not in run(store, root)[0]
     assert paths(run(store, root, workspace=str(other_root))) == ["theirs.py"]
     assert paths(run(store, root, workspace=str(root))) == ["mine.py", "remote.py"]
     assert run(store, tmp_path / "nowhere") == []
@@ -267,7 +279,7 @@ def test_include_patch_for_a_rename(store: Store, root: Path) -> None:
 
 def test_settings_source_never_creates_a_database(tmp_path: Path, root: Path) -> None:
     settings = Settings.resolve(root, host=HOST)
-    assert diff(settings) == []
+    assert diff(settings).records == []
     assert not (root / ".symdiff").exists()
 
 
@@ -277,5 +289,5 @@ def test_settings_source_reads_the_workspace_database(sqlite_url: str, root: Pat
         ws = s.ensure_workspace(str(root), HOST)
         add_change(s, ws.id, "x.py", ago=timedelta(minutes=5))
     settings = Settings.resolve(root, db=sqlite_url, host=HOST)
-    assert paths(diff(settings, now=NOW)) == ["x.py"]
-    assert paths(diff(settings, now=NOW + timedelta(hours=25))) == []
+    assert paths(diff(settings, now=NOW).records) == ["x.py"]
+    assert paths(diff(settings, now=NOW + timedelta(hours=25)).records) == []

@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from conftest import stored
 from sqlalchemy import inspect, text
 
 from symdiff.errors import StoreError
 from symdiff.linediff import blob_id
-from symdiff.model import (
-    ChangeType,
-    FileChange,
-    Scope,
-    SymbolChange,
-    SymbolChangeType,
-    format_timestamp,
-)
-from symdiff.store import FileState, Mutation, Store, from_us, to_us
+from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.records import of_change
+from symdiff.store import ChangeFilter, FileState, Mutation, Store
 from symdiff.store.blobs import pack, unpack
-from symdiff.store.migrate import current_revision, head_revision
-from symdiff.store.store import format_us
+from symdiff.store.engine import make_engine
+from symdiff.store.migrate import current_revision, head_revision, upgrade
+from symdiff.store.schema import HEAD
+from symdiff.timestamps import format_us, from_us, to_us
 
 TABLES = {"workspaces", "blobs", "files", "changes", "symbol_changes", "alembic_version"}
 
@@ -51,6 +49,61 @@ def test_opening_runs_the_migrations_once(backend: str, request: pytest.FixtureR
         assert [w.root for w in third.workspaces()] == ["/r"]
 
 
+def test_the_schema_head_is_the_newest_migration() -> None:
+    """The one-SELECT currency check compares with HEAD; Alembic's own view must agree."""
+    assert head_revision() == HEAD
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_round_1_database_upgrades_in_place(backend: str, request: pytest.FixtureRequest
+                                              ) -> None:  # fmt: skip
+    """A database made by revision 0001, with records written as round 1 wrote them (symbols
+    both as JSON on the change row and as rows), opens at HEAD with every record intact."""
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        upgrade(conn, to="0001")
+    ts = datetime(2026, 11, 22, 1, 38, 13, 123456, tzinfo=UTC)
+    syms = [{"name": "A.f", "kind": "method", "change_type": "modified", "start_line": 3,
+             "end_line": 9},
+            {"name": "g", "kind": "function", "change_type": "added", "start_line": 12,
+             "end_line": 14, "renamed_from": "h"}]  # fmt: skip
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO workspaces (id, root, host, created_us, baseline_done) "
+                          "VALUES (1, '/r', 'h', 0, true)"))
+        for i, (path, scope, symbols) in enumerate([("a.py", "impl", syms),
+                                                    ("tests/t.py", "test", [])], start=1):
+            conn.execute(text(
+                "INSERT INTO changes (id, workspace_id, ts_us, path, old_path, change_type, "
+                "lines_added, lines_removed, scope, language, old_hash, new_hash, symbols) "
+                "VALUES (:id, 1, :ts, :path, NULL, 'modify', 1, 2, :scope, 'python', NULL, "
+                "NULL, :symbols)"), {"id": i, "ts": to_us(ts) - i, "path": path, "scope": scope,
+                                     "symbols": json.dumps(symbols)})  # fmt: skip
+            for n, sym in enumerate(symbols):
+                conn.execute(text(
+                    "INSERT INTO symbol_changes (change_id, ordinal, name, kind, change_type, "
+                    "start_line, end_line, renamed_from, renamed_to) VALUES (:c, :n, :name, "
+                    ":kind, :change_type, :start_line, :end_line, :rf, NULL)"),
+                    {"c": i, "n": n, "rf": sym.get("renamed_from"), **sym})  # fmt: skip
+    engine.dispose()
+    with Store(url) as store:
+        with store.engine.connect() as conn:
+            assert current_revision(conn) == HEAD
+            columns = {c["name"] for c in inspect(conn).get_columns("changes")}
+            assert "symbols" not in columns
+            indexes = {i["name"] for i in inspect(conn).get_indexes("symbol_changes")}
+            assert "ix_symbol_changes_name" in indexes
+        got = store.stored_changes(ChangeFilter(None, 0, None, 10))
+    assert [c.record for c in got] == [
+        {"path": "a.py", "old_path": None, "timestamp": format_us(to_us(ts) - 1),
+         "change_type": "modify", "lines_added": 1, "lines_removed": 2, "scope": "impl",
+         "language": "python", "symbols": syms},
+        {"path": "tests/t.py", "old_path": None, "timestamp": format_us(to_us(ts) - 2),
+         "change_type": "modify", "lines_added": 1, "lines_removed": 2, "scope": "test",
+         "language": "python", "symbols": []},
+    ]  # fmt: skip
+
+
 def test_sqlite_uses_wal_and_a_busy_timeout(sqlite_url: str) -> None:
     with Store(sqlite_url) as store, store.engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
@@ -73,18 +126,10 @@ def test_changes_round_trip_with_symbols(backend: str, request: pytest.FixtureRe
         store.apply(ws.id, [Mutation(upserts=(state,), blobs=(blob,), change=_change("a.py", now)),
                             Mutation(change=_change("tests/t.py", now - timedelta(hours=2),
                                                     Scope.TEST))])  # fmt: skip
-        got = store.query_changes(workspace_ids=[ws.id], since=now - timedelta(hours=1),
-                                  scope=None, limit=10)  # fmt: skip
-        assert [c.to_dict() for c in got] == [_change("a.py", now).to_dict()]
-        tests = store.query_changes(workspace_ids=None, since=now - timedelta(days=1),
-                                    scope=Scope.TEST, limit=10)  # fmt: skip
+        got = stored(store, workspace_ids=[ws.id], since=now - timedelta(hours=1), limit=10)
+        assert [of_change(c) for c in got] == [of_change(_change("a.py", now))]
+        tests = stored(store, since=now - timedelta(days=1), scope=Scope.TEST, limit=10)
         assert [c.path for c in tests] == ["tests/t.py"]
-        # The diff query's fast path gives exactly the domain values' records.
-        everything = {"workspace_ids": None, "since": now - timedelta(days=1), "scope": None,
-                      "limit": 10}  # fmt: skip
-        assert store.query_records(**everything) == [  # type: ignore[arg-type]
-            c.to_dict() for c in store.query_changes(**everything)  # type: ignore[arg-type]
-        ]
         assert store.get_blob(blob.hash) == b"print('x')\n"
         assert store.file_states(ws.id) == {"a.py": state}
 
@@ -134,11 +179,12 @@ def test_blobs_are_git_objects_and_compressed() -> None:
     assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
 
-def test_both_timestamp_formatters_agree() -> None:
+def test_the_timestamp_formatter_matches_isoformat() -> None:
     rng = random.Random(7)
     for _ in range(20_000):
         ts = datetime(1971, 1, 1, tzinfo=UTC) + timedelta(microseconds=rng.randrange(2**52))
-        assert format_us(to_us(ts)) == format_timestamp(ts)
+        expected = ts.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+        assert format_us(to_us(ts)) == expected
 
 
 def test_timestamps_keep_microseconds() -> None:

@@ -1,4 +1,4 @@
-"""Run the Alembic migrations from code, on the caller's connection."""
+"""Run the Alembic migrations from code, on the caller's connection (only when behind)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
+from symdiff.errors import StoreError
+
 
 def script_location() -> str:
     """The directory of the migration scripts (inside the installed package)."""
     spec = importlib.util.find_spec("symdiff.migrations")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("symdiff.migrations is not installed")
+        raise StoreError("symdiff.migrations is not installed: reinstall symdiff")
     return str(Path(next(iter(spec.submodule_search_locations))))
 
 
@@ -28,7 +30,7 @@ def _config(conn: Connection) -> Config:
 
 
 def head_revision() -> str | None:
-    """The newest migration revision this package ships."""
+    """The newest migration revision this package ships, as Alembic reads the scripts."""
     return ScriptDirectory(script_location()).get_current_head()
 
 
@@ -37,9 +39,10 @@ def current_revision(conn: Connection) -> str | None:
     return MigrationContext.configure(conn).get_current_revision()
 
 
-def upgrade(conn: Connection) -> bool:
-    """Bring the schema to the newest revision; True when anything ran."""
-    if current_revision(conn) == head_revision():
+def upgrade(conn: Connection, *, to: str = "head") -> bool:
+    """Bring the schema to revision `to` (the newest by default); True when anything ran."""
+    target = head_revision() if to == "head" else to
+    if current_revision(conn) == target:
         conn.rollback()
         return False
     if conn.dialect.name == "postgresql":
@@ -48,8 +51,8 @@ def upgrade(conn: Connection) -> bool:
     elif conn.dialect.name == "sqlite":
         conn.commit()
     try:
-        if current_revision(conn) != head_revision():
-            command.upgrade(_config(conn), "head")
+        if current_revision(conn) != target:
+            command.upgrade(_config(conn), to)
         conn.commit()
     finally:
         if conn.dialect.name == "postgresql":

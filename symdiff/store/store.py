@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-import functools
-import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, make_url, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
-from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.model import FileChange
 from symdiff.store import tables as t
 from symdiff.store.blobs import Blob, unpack
+from symdiff.store.changes import (
+    ChangeFilter,
+    StoredChange,
+    insert_change,
+    select_changes,
+    to_file_change,
+)
 from symdiff.store.engine import insert_ignore, make_engine, upsert_files
-from symdiff.store.migrate import upgrade
+from symdiff.store.schema import is_current
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +57,6 @@ class Mutation:
     change: FileChange | None = None
 
 
-_CHANGE_TYPES = {m.value: m for m in ChangeType}
-_SCOPES = {m.value: m for m in Scope}
-_SYMBOL_TYPES = {m.value: m for m in SymbolChangeType}
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def _without_password(url: str) -> str:
     """A database URL fit for messages and logs."""
     try:
@@ -67,53 +65,17 @@ def _without_password(url: str) -> str:
         return "<a malformed database URL>"
 
 
-def _symbol(d: dict[str, Any]) -> SymbolChange:
-    return SymbolChange(
-        name=d["name"],
-        kind=d["kind"],
-        change_type=_SYMBOL_TYPES[d["change_type"]],
-        start_line=d["start_line"],
-        end_line=d["end_line"],
-        renamed_from=d.get("renamed_from"),
-        renamed_to=d.get("renamed_to"),
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def _day(days: int) -> str:
-    return (_EPOCH + timedelta(days=days)).strftime("%Y-%m-%dT")
-
-
-def format_us(us: int) -> str:
-    """RFC 3339 UTC with microseconds and `Z` of microseconds since the epoch."""
-    # The read path formats thousands of these: the date part is cached, the rest is arithmetic.
-    days, rest = divmod(us, 86_400_000_000)
-    secs, frac = divmod(rest, 1_000_000)
-    hours, secs = divmod(secs, 3600)
-    minutes, secs = divmod(secs, 60)
-    return f"{_day(days)}{hours:02d}:{minutes:02d}:{secs:02d}.{frac:06d}Z"
-
-
-def to_us(ts: datetime) -> int:
-    """Microseconds since the epoch, UTC."""
-    delta = ts.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def from_us(us: int) -> datetime:
-    """The UTC datetime of microseconds since the epoch."""
-    return _EPOCH + timedelta(microseconds=us)
-
-
 class Store:
-    """A symdiff database. Opening it runs pending migrations."""
+    """A symdiff database. Opening it runs pending migrations (Alembic loads only then)."""
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    def __init__(self, url: str) -> None:
         self.safe_url = _without_password(url)
         try:
             self.engine = make_engine(url)
-            if migrate:
-                with self.engine.connect() as conn:
+            with self.engine.connect() as conn:
+                if not is_current(conn):
+                    from symdiff.store.migrate import upgrade
+
                     upgrade(conn)
         except SQLAlchemyError as exc:
             raise StoreError(
@@ -288,7 +250,7 @@ class Store:
             )
             for m in mutations:
                 if m.change is not None:
-                    self._insert_change(conn, workspace_id, m.change)
+                    insert_change(conn, workspace_id, m.change)
         return list(mutations)
 
     @staticmethod
@@ -314,129 +276,16 @@ class Store:
                 valid.append(m)
         return valid
 
-    @staticmethod
-    def _insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
-        res = conn.execute(
-            t.changes.insert().values(
-                workspace_id=workspace_id,
-                ts_us=to_us(c.timestamp),
-                path=c.path,
-                old_path=c.old_path,
-                change_type=c.change_type.value,
-                lines_added=c.lines_added,
-                lines_removed=c.lines_removed,
-                scope=c.scope.value,
-                language=c.language,
-                old_hash=c.old_hash,
-                new_hash=c.new_hash,
-                symbols=json.dumps([x.to_dict() for x in c.symbols], separators=(",", ":")),
-            )
-        )
-        change_id = int(res.inserted_primary_key[0])  # type: ignore[index]
-        if c.symbols:
-            conn.execute(
-                t.symbol_changes.insert(),
-                [
-                    {
-                        "change_id": change_id,
-                        "ordinal": i,
-                        "name": s.name,
-                        "kind": s.kind,
-                        "change_type": s.change_type.value,
-                        "start_line": s.start_line,
-                        "end_line": s.end_line,
-                        "renamed_from": s.renamed_from,
-                        "renamed_to": s.renamed_to,
-                    }
-                    for i, s in enumerate(c.symbols)
-                ],
-            )
-        return change_id
-
     # -- the read path --------------------------------------------------------------------
 
-    def _select_changes(
-        self,
-        *,
-        workspace_ids: Sequence[int] | None,
-        since: datetime,
-        scope: Scope | None,
-        limit: int,
-    ) -> Sequence[Any]:
-        c = t.changes
-        q = select(
-            c.c.path, c.c.old_path, c.c.ts_us, c.c.change_type, c.c.lines_added,
-            c.c.lines_removed, c.c.scope, c.c.language, c.c.symbols, c.c.id,
-            t.workspaces.c.root, c.c.old_hash, c.c.new_hash,
-        ).join(t.workspaces, t.workspaces.c.id == c.c.workspace_id)  # fmt: skip
-        q = q.where(c.c.ts_us >= to_us(since))
-        if workspace_ids is not None:
-            q = q.where(c.c.workspace_id.in_(list(workspace_ids)))
-        if scope is not None:
-            q = q.where(c.c.scope == scope.value)
-        q = q.order_by(c.c.ts_us.desc(), c.c.id.desc()).limit(limit)
+    def stored_changes(self, f: ChangeFilter) -> list[StoredChange]:
+        """Changes at or after a time, newest first, scope filtered before the limit."""
         with self._read() as conn:
-            return conn.execute(q).all()
+            return select_changes(conn, f)
 
-    def query_records(
-        self,
-        *,
-        workspace_ids: Sequence[int] | None,
-        since: datetime,
-        scope: Scope | None,
-        limit: int,
-    ) -> list[dict[str, Any]]:
-        """Like `query_changes`, as SPEC.md's JSON records: the fast path of the `diff` query."""
-        rows = self._select_changes(
-            workspace_ids=workspace_ids, since=since, scope=scope, limit=limit
-        )
-        # One JSON parse for every row's symbols instead of one per row.
-        symbols = json.loads("[" + ",".join(r[8] for r in rows) + "]")
-        return [
-            {
-                "path": r[0],
-                "old_path": r[1],
-                "timestamp": format_us(r[2]),
-                "change_type": r[3],
-                "lines_added": r[4],
-                "lines_removed": r[5],
-                "scope": r[6],
-                "language": r[7],
-                "symbols": syms,
-            }
-            for r, syms in zip(rows, symbols, strict=True)
-        ]
-
-    def query_changes(
-        self,
-        *,
-        workspace_ids: Sequence[int] | None,
-        since: datetime,
-        scope: Scope | None,
-        limit: int,
-    ) -> list[FileChange]:
-        """Changes at or after `since`, newest first, scope filtered before the limit."""
-        rows = self._select_changes(
-            workspace_ids=workspace_ids, since=since, scope=scope, limit=limit
-        )
-        return [
-            FileChange(
-                path=r[0],
-                old_path=r[1],
-                timestamp=from_us(r[2]),
-                change_type=_CHANGE_TYPES[r[3]],
-                lines_added=r[4],
-                lines_removed=r[5],
-                scope=_SCOPES[r[6]],
-                language=r[7],
-                symbols=tuple(_symbol(d) for d in json.loads(r[8])),
-                workspace=r[10],
-                old_hash=r[11],
-                new_hash=r[12],
-                id=r[9],
-            )
-            for r in rows
-        ]
+    def changes(self, f: ChangeFilter) -> list[FileChange]:
+        """Like `stored_changes`, as domain values."""
+        return [to_file_change(sc) for sc in self.stored_changes(f)]
 
     def count_changes(self, workspace_id: int) -> int:
         """How many change records a workspace has."""

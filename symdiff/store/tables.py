@@ -83,17 +83,15 @@ changes = Table(
     Column("language", String(32), nullable=True),
     Column("old_hash", String(40), nullable=True),
     Column("new_hash", String(40), nullable=True),
-    # The record's symbols as compact JSON (SPEC.md's shape): the `diff` query reads them with
-    # the change row instead of joining symbol_changes, which stays the queryable form.
-    Column("symbols", Text, nullable=False),
     Index(None, "workspace_id", "ts_us"),
     Index(None, "workspace_id", "scope", "ts_us"),
     Index(None, "ts_us"),
     Index(None, "scope", "ts_us"),
 )
 
-# One definition a change touched; `ordinal` keeps SPEC.md's line order. Clustered by
-# (change_id, ordinal) (WITHOUT ROWID on SQLite) so a change's symbols are read in one range.
+# One definition a change touched: the only copy of a record's symbols. `ordinal` keeps
+# SPEC.md's line order. Clustered by (change_id, ordinal) (WITHOUT ROWID on SQLite) so a
+# change's symbols are read in one range; indexed by qualified name for one symbol's history.
 symbol_changes = Table(
     "symbol_changes",
     metadata,
@@ -111,5 +109,6 @@ symbol_changes = Table(
     Column("end_line", Integer, nullable=False),
     Column("renamed_from", Text, nullable=True),
     Column("renamed_to", Text, nullable=True),
+    Index(None, "name"),
     sqlite_with_rowid=False,
 )
