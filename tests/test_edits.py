@@ -24,8 +24,8 @@ from conftest import stored
 from symdiff.api import index, open_store
 from symdiff.config import Settings
 from symdiff.edits import apply_edits, plan_edits
-from symdiff.edits_parse import parse_edits, parse_text
-from symdiff.edits_write import TMP_SUFFIX, Write, commit
+from symdiff.edits.parse import parse_edits, parse_text
+from symdiff.edits.write import TMP_SUFFIX, Write, commit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, ToolFailed
 
 SCHEMA = json.loads(

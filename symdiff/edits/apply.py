@@ -1,0 +1,178 @@
+"""The `apply_edits` tool (seed 004): validate search/replace edits, preview them, apply them.
+
+    parse (edits.parse) -> plan: resolve paths, read, run blocks in memory (edits.plan)
+        -> dry run: per-file results, ACP v2 Diff, symbol changes
+        -> apply: atomic multi-file write (edits.write), then record in the index
+
+Nothing is written unless every block of every file fits. docs/edits.md has the rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from symdiff.acp import FilePatch, build_diff
+from symdiff.attribute import symbol_changes
+from symdiff.config import Settings
+from symdiff.edits.parse import parse_edits
+from symdiff.edits.plan import FilePlan, display_path, plan_edits
+from symdiff.edits.write import Write, commit
+from symdiff.errors import EditError, SymdiffError
+from symdiff.languages import language_for
+from symdiff.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
+from symdiff.records import of_change, of_symbol
+
+if TYPE_CHECKING:  # the store pulls in SQLAlchemy; a dry run needs none of it
+    from symdiff.model import FileChange
+    from symdiff.store import Store
+
+__all__ = ["apply_edits"]
+
+
+def _git_mode(mode: int | None) -> int:
+    return EXECUTABLE_MODE if mode is not None and mode & 0o111 else REGULAR_MODE
+
+
+def _file_result(plan: FilePlan, backup: str | None) -> dict[str, object]:
+    language = language_for(plan.path)
+    diff = diff_lines(plan.old or b"", plan.new)
+    out: dict[str, object] = {
+        "path": plan.path,
+        "operation": plan.operation,
+        "blocks": plan.blocks,
+        "lines_added": diff.lines_added,
+        "lines_removed": diff.lines_removed,
+        "language": language,
+        "symbols": [of_symbol(s) for s in symbol_changes(language, plan.old, plan.new)],
+    }
+    if backup is not None:
+        out["backup"] = backup
+    return out
+
+
+def _backup_path(plan: FilePlan) -> Path:
+    return plan.real.with_name(plan.real.name + ".backup")
+
+
+def _backup_write(plan: FilePlan) -> Write:
+    path = _backup_path(plan)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return Write(path, None, plan.old or b"", plan.mode)
+    if not stat.S_ISREG(st.st_mode):
+        raise EditError(f"cannot keep a backup: {path} exists and is not a regular file")
+    return Write(path, path.read_bytes(), plan.old or b"", plan.mode)
+
+
+def _writes(plans: Sequence[FilePlan], *, backup: bool) -> list[Write]:
+    """Backups first, so that no new content is in place before its backup."""
+    changed = [p for p in plans if p.operation != "unchanged"]
+    backups = [_backup_write(p) for p in changed if backup and p.old is not None]
+    return [*backups, *(Write(p.real, p.old, p.new, p.mode) for p in changed)]
+
+
+@contextlib.contextmanager
+def _index(settings: Settings, store: Store | None) -> Iterator[Store]:
+    """The caller's store, or the workspace's own, opened for the duration."""
+    if store is not None:
+        yield store
+        return
+    from symdiff.api import open_store
+
+    with open_store(settings) as opened:
+        yield opened
+
+
+def _reconcile(
+    store: Store, settings: Settings, rels: Sequence[str], *, baseline: bool | None = None
+) -> list[FileChange]:
+    from symdiff.indexer import reconcile
+
+    return list(reconcile(store, settings, paths=rels, baseline=baseline).changes)
+
+
+def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str, object]:
+    """Per-file results, totals and the ACP v2 Diff of validated plans."""
+    changed = [p for p in plans if p.operation != "unchanged"]
+    files = []
+    for p in plans:
+        keeps = backup and p.old is not None and p.operation == "modify"
+        files.append(_file_result(p, display_path(_backup_path(p), root) if keeps else None))
+    acp = build_diff(
+        [FilePatch(p.operation, str(p.real), old_bytes=p.old, new_bytes=p.new,
+                   mode=_git_mode(p.mode)) for p in changed],
+        root=str(root),
+    )
+    return {
+        "files": files,
+        "lines_added": sum(int(str(f["lines_added"])) for f in files),
+        "lines_removed": sum(int(str(f["lines_removed"])) for f in files),
+        "acp": acp,
+    }
+
+
+def _render(err: Exception) -> str:
+    return err.render() if isinstance(err, SymdiffError) else f"store_error: {err}"
+
+
+def apply_edits(
+    edits: object,
+    *,
+    settings: Settings,
+    allow: Sequence[Path] = (),
+    dry_run: bool = True,
+    backup: bool = False,
+    store: Store | None = None,
+    record: bool = True,
+) -> dict[str, object]:
+    """Validate search/replace `edits` (text or JSON form) and preview or apply them.
+
+    Returns `dry_run`, `applied`, `files` (path, operation, blocks, lines_added,
+    lines_removed, language, symbols[, backup]), totals, `acp` (an ACP v2 Diff with its git
+    patch) and, after a real apply, `recorded` (the change records the index now holds) or
+    `record_error`. Raises InvalidArgs, FsDenied, EditError or ToolFailed; on any error
+    nothing has been written.
+
+    Args:
+        store: the workspace's open store for recording; None opens it from `settings`.
+        record: False skips recording in the index (the daemon will see the write anyway).
+    """
+    root = settings.root.resolve()
+    plans = plan_edits(parse_edits(edits), root=root, allowed_roots=allow)
+    writes = [] if dry_run else _writes(plans, backup=backup)
+    result: dict[str, object] = {"dry_run": dry_run, "applied": False,
+                                 **_preview(plans, root=root, backup=backup)}
+    if dry_run:
+        return result
+    rels = [p.path for p in plans if p.operation != "unchanged" and p.real.is_relative_to(root)]
+    errors: list[str] = []
+    with contextlib.ExitStack() as stack:
+        index: Store | None = None
+        if record and rels:
+            try:
+                index = stack.enter_context(_index(settings, store))
+                # Snapshot the files first, so that the record holds this edit and nothing
+                # someone else changed before it.
+                _reconcile(index, settings, rels)
+            except SymdiffError as err:
+                errors.append(_render(err))
+                index = None
+        commit(writes)
+        result["applied"] = True
+        if index is not None:
+            try:
+                # The edit itself is a change even in a workspace never fully indexed (whose
+                # files the first reconcile above took as its baseline).
+                done = _reconcile(index, settings, rels, baseline=False)
+                result["recorded"] = [of_change(c) for c in done]
+            except SymdiffError as err:
+                errors.append(_render(err))
+    if errors:
+        result["record_error"] = "; ".join(errors)
+    return result
