@@ -7,8 +7,11 @@ in docs/attribution.md. Everything here is pure: bytes and Symbols in, SymbolCha
 from __future__ import annotations
 
 import bisect
+import heapq
+import itertools
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 from symdiff.linediff import LineDiff, diff_lines
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
@@ -29,24 +32,36 @@ class _Side:
     def __init__(self, symbols: Sequence[Symbol], source: bytes) -> None:
         self.symbols = tuple(symbols)
         self.lines = source.split(b"\n")
+        self._split = _split_shared_lines(self.symbols, source, self.lines)
         self._own_lines: list[list[int]] = [[] for _ in self.symbols]
         for line_no, idx in enumerate(_owners(self.symbols, len(self.lines)), start=1):
-            if idx >= 0:
+            if idx >= 0 and line_no not in self._split.shared:
                 self._own_lines[idx].append(line_no)
         self._own: dict[int, tuple[bytes, ...]] = {}
         self._body: dict[int, tuple[bytes, ...]] = {}
 
     def own(self, i: int) -> tuple[bytes, ...]:
-        """Symbol i's own lines (its span minus nested definitions'), normalised."""
+        """Symbol i's own text: its span minus nested definitions', normalised.
+
+        Whole lines, except on a line shared with a sibling definition, where it owns only its
+        bytes (see `_split_shared_lines`).
+        """
         if i not in self._own:
-            self._own[i] = _normalise(self.lines, self._own_lines[i])
+            lines = _numbered(self.lines, self._own_lines[i])
+            self._own[i] = _normalise(lines, self._split.pieces.get(i, ()))
         return self._own[i]
 
     def body(self, i: int) -> tuple[bytes, ...]:
         """Symbol i's lines after its header, nested definitions included, normalised."""
         if i not in self._body:
             s = self.symbols[i]
-            self._body[i] = _normalise(self.lines, range(s.header_end_line + 1, s.end_line + 1))
+            last = s.end_line
+            lines = _numbered(self.lines, range(s.header_end_line + 1, last + 1))
+            if last > s.header_end_line and last in self._split.shared and s.end_byte is not None:
+                # A sibling starts on the last line: that line counts only up to our end.
+                start = self._split.line_starts[last - 1]
+                lines[-1] = (last, self._split.source[start : s.end_byte])
+            self._body[i] = _normalise(lines)
         return self._body[i]
 
 
@@ -145,42 +160,146 @@ def _pair_change(old: _Side, new: _Side, i: int, j: int) -> SymbolChangeType | N
 # --- the text of a symbol ---------------------------------------------------------------------
 
 
-def _owners(symbols: Sequence[Symbol], line_count: int) -> list[int]:
+def _depth(sym: Symbol) -> int:
+    return sym.name.count(".") + sym.name.count("::")
+
+
+def _owners(symbols: Sequence[Symbol], line_count: int, *, interior: bool = False) -> list[int]:
     """For every line (index 0 = line 1), the index of the innermost symbol holding it, or -1.
 
     Innermost = the latest-starting enclosing span; among equal spans, the deeper-named one.
+    With `interior`, a symbol holds only the lines strictly between its first and last.
     """
     owner = [-1] * line_count
+    trim = 1 if interior else 0
     order = sorted(
-        range(len(symbols)),
-        key=lambda k: (
-            symbols[k].start_line,
-            -symbols[k].end_line,
-            symbols[k].name.count(".") + symbols[k].name.count("::"),
-        ),
+        (k for k, sym in enumerate(symbols) if sym.end_line - sym.start_line >= 2 * trim),
+        key=lambda k: (symbols[k].start_line, -symbols[k].end_line, _depth(symbols[k])),
     )
     # Painting outer spans first and inner spans after leaves every line to its innermost symbol.
     for k in order:
         sym = symbols[k]
-        lo = max(sym.start_line, 1) - 1
-        hi = min(sym.end_line, line_count)
+        lo = max(sym.start_line + trim, 1) - 1
+        hi = min(sym.end_line - trim, line_count)
         owner[lo:hi] = [k] * max(hi - lo, 0)
     return owner
 
 
-def _normalise(lines: Sequence[bytes], numbers: Iterable[int]) -> tuple[bytes, ...]:
-    """The non-blank lines among `numbers`, without line ends and common indentation."""
-    picked = [
-        lines[n - 1].rstrip(b"\r") for n in numbers if 0 < n <= len(lines) and lines[n - 1].strip()
-    ]
+def _numbered(lines: Sequence[bytes], numbers: Iterable[int]) -> list[tuple[int, bytes]]:
+    """The lines at 1-based `numbers` (those the file has), each with its number."""
+    return [(n, lines[n - 1]) for n in numbers if 0 < n <= len(lines)]
+
+
+def _normalise(
+    lines: Iterable[tuple[int, bytes]], pieces: Sequence[tuple[int, bytes]] = ()
+) -> tuple[bytes, ...]:
+    """The non-blank lines, without line ends and common indentation, with `pieces` (stripped
+    parts of shared lines) merged in by line number."""
+    picked = [(n, ln.rstrip(b"\r")) for n, ln in lines if ln.strip()]
     if not picked:
-        return ()
-    indent = min(len(ln) - len(ln.lstrip(b" \t")) for ln in picked)
+        return tuple(piece for _, piece in pieces)
+    texts = [ln for _, ln in picked]
+    indent = min(len(ln) - len(ln.lstrip(b" \t")) for ln in texts)
     # Only a prefix that all lines share is removed, so tabs and spaces never get confused.
-    prefix = picked[0][:indent]
-    while prefix and not all(ln.startswith(prefix) for ln in picked):
+    prefix = texts[0][:indent]
+    while prefix and not all(ln.startswith(prefix) for ln in texts):
         prefix = prefix[:-1]
-    return tuple(ln[len(prefix) :] for ln in picked)
+    if not pieces:
+        return tuple(ln[len(prefix) :] for ln in texts)
+    trimmed = [(n, ln[len(prefix) :]) for n, ln in picked]
+    return tuple(ln for _, ln in heapq.merge(trimmed, pieces, key=lambda p: p[0]))
+
+
+# --- lines shared by several definitions ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """The shared lines of one version and each symbol's stripped pieces of them."""
+
+    source: bytes
+    shared: frozenset[int] = frozenset()
+    pieces: dict[int, list[tuple[int, bytes]]] = field(default_factory=dict)
+    line_starts: Sequence[int] = ()
+
+
+def _split_shared_lines(symbols: Sequence[Symbol], source: bytes, lines: Sequence[bytes]) -> _Split:
+    """Split the lines that hold definitions side by side (minified code) between them by bytes.
+
+    A line is shared when two definitions that start or end on it do not nest. Each byte of a
+    shared line goes to the innermost definition whose byte span holds it (bytes between
+    top-level definitions go to nobody), so an edit inside one of them modifies that one only.
+    Other lines keep whole-line ownership. Without byte spans nothing is split.
+    """
+    at: dict[int, list[int]] = defaultdict(list)
+    spans: list[tuple[int, int]] = []
+    for k, sym in enumerate(symbols):
+        if sym.start_byte is None or sym.end_byte is None:
+            return _Split(source)
+        spans.append((sym.start_byte, sym.end_byte))
+        at[sym.start_line].append(k)
+        if sym.end_line != sym.start_line:
+            at[sym.end_line].append(k)
+    shared = [n for n, ks in at.items() if len(ks) > 1 and not _nested(spans, ks)]
+    if not shared:
+        return _Split(source)
+    line_starts = [0, *itertools.accumulate(len(ln) + 1 for ln in lines)]
+    container = _owners(symbols, len(lines), interior=True)
+    pieces: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
+    for n in sorted(shared):
+        holders = at[n] if container[n - 1] < 0 else [container[n - 1], *at[n]]
+        lo, hi = line_starts[n - 1], line_starts[n - 1] + len(lines[n - 1])
+        for k, start, stop in _partition(symbols, spans, holders, lo, hi):
+            piece = source[start:stop].strip()
+            if piece:
+                pieces[k].append((n, piece))
+    return _Split(source, frozenset(shared), dict(pieces), line_starts)
+
+
+def _nested(spans: Sequence[tuple[int, int]], ks: Sequence[int]) -> bool:
+    """Whether the byte spans of `ks` form one chain, each inside the one before."""
+    chain = sorted((spans[k][0], -spans[k][1]) for k in ks)
+    return all(-inner[1] <= -outer[1] for outer, inner in itertools.pairwise(chain))
+
+
+def _partition(
+    symbols: Sequence[Symbol],
+    spans: Sequence[tuple[int, int]],
+    holders: Sequence[int],
+    lo: int,
+    hi: int,
+) -> Iterator[tuple[int, int, int]]:
+    """(symbol, start, stop): the bytes of [lo, hi) that each of `holders` holds innermost.
+
+    Among equal spans the deeper-named symbol is innermost, as in `_owners`.
+    """
+    events = []
+    for k in holders:
+        start, stop = spans[k]
+        events.append((max(start, lo), -min(stop, hi), _depth(symbols[k]), k))
+    events.sort()
+    open_: list[tuple[int, int]] = []  # (end, symbol), innermost last
+    pos = lo
+    for start, neg_stop, _, k in events:
+        while open_ and open_[-1][0] <= start:
+            stop, top = open_.pop()
+            if pos < stop:
+                yield top, pos, stop
+                pos = stop
+        if pos < start:
+            if open_:
+                yield open_[-1][1], pos, start
+            pos = start
+        # A span reaching past its parent's end is cut there, so spans always nest.
+        stop = -neg_stop
+        if open_ and open_[-1][0] < stop:
+            stop = open_[-1][0]
+        open_.append((stop, k))
+    while open_:
+        stop, top = open_.pop()
+        if pos < stop:
+            yield top, pos, stop
+            pos = stop
 
 
 # --- matching old symbols to new ones ---------------------------------------------------------

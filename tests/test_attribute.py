@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -283,6 +284,16 @@ def test_outer_before_inner_at_the_same_start_line() -> None:
     assert got == [("A", "added", 1, 2), ("A.m", "added", 2, 2)]
 
 
+def test_byte_spans_split_a_shared_line_between_its_definitions() -> None:
+    old, new = "f(){1} g(){2}\n", "f(){7} g(){2}\n"
+    spans = [sym("f", 1, 1), sym("g", 1, 1)]
+    with_bytes = [
+        replace(spans[0], start_byte=0, end_byte=6),
+        replace(spans[1], start_byte=7, end_byte=13),
+    ]
+    assert run(with_bytes, with_bytes, old, new) == [("f", "modified", 1, 1)]
+
+
 # --- the convenience entry point, through real extraction --------------------------------------
 
 
@@ -308,6 +319,80 @@ def test_real_python_decorator_and_nested_edits() -> None:
     new = b"@dec(1)\ndef f(a):\n    def g():\n        return 2\n    return g\n"
     got = [(c.name, c.change_type) for c in symbol_changes("python", old, new)]
     assert got == [("f", SIG), ("f.g", MODIFIED)]
+
+
+# --- definitions sharing a line (minified code), through real extraction ------------------------
+
+
+def changed(language: str, old: bytes, new: bytes) -> list[tuple[str, SymbolChangeType]]:
+    return [(c.name, c.change_type) for c in symbol_changes(language, old, new)]
+
+
+MINIFIED = b"function a(){return 1};function b(){return 2};function c(){return 3}\n"
+
+
+def test_minified_js_edit_modifies_the_function_edited_not_the_last_on_the_line() -> None:
+    assert changed("javascript", MINIFIED, MINIFIED.replace(b"return 2", b"return 5")) == [
+        ("b", MODIFIED)
+    ]
+    # b grows, so c's bytes shift: a position shift alone modifies nothing.
+    assert changed("javascript", MINIFIED, MINIFIED.replace(b"return 2", b"return 2222")) == [
+        ("b", MODIFIED)
+    ]
+
+
+def test_minified_js_removal_and_addition_touch_nothing_else_on_the_line() -> None:
+    without_b = MINIFIED.replace(b"function b(){return 2};", b"")
+    assert changed("javascript", MINIFIED, without_b) == [("b", REMOVED)]
+    with_d = MINIFIED.replace(b"c(){return 3}", b"c(){return 3};function d(){return 4}")
+    assert changed("javascript", MINIFIED, with_d) == [("d", ADDED)]
+
+
+def test_minified_js_split_onto_lines_modifies_nothing() -> None:
+    spread = MINIFIED.replace(b"};", b"}\n")
+    assert changed("javascript", MINIFIED, spread) == []
+
+
+def test_fifty_thousand_functions_on_one_line_attribute_to_the_one_edited() -> None:
+    n = 50_000
+    old = b";".join(b"function f%d(){return %d}" % (i, i) for i in range(n)) + b"\n"
+    new = old.replace(b"function f25000(){return 25000}", b"function f25000(){return -1}")
+    got = symbol_changes("javascript", old, new)
+    assert [(c.name, c.change_type, c.start_line, c.end_line) for c in got] == [
+        ("f25000", MODIFIED, 1, 1)
+    ]
+
+
+def test_one_line_class_keeps_its_own_bytes_apart_from_its_methods() -> None:
+    old = b"class A{m(){return 1}n(){return 2}x=1}\n"
+    assert changed("javascript", old, old.replace(b"return 2", b"return 3")) == [("A.n", MODIFIED)]
+    assert changed("javascript", old, old.replace(b"x=1", b"x=2")) == [("A", MODIFIED)]
+
+
+def test_sibling_ending_on_the_line_where_the_next_starts() -> None:
+    # Line 3 holds a's end and b's header: an edit before the `}` belongs to a, not to b.
+    old = b"class K {\n  a() {\n    return 1 } b() {\n    return 2 }\n}\n"
+    assert changed("javascript", old, old.replace(b"return 1 }", b"return 7 }")) == [
+        ("K.a", MODIFIED)
+    ]
+    assert changed("javascript", old, old.replace(b"b() {", b"b() { x();")) == [("K.b", MODIFIED)]
+    renamed = symbol_changes("javascript", old, old.replace(b"a() {", b"z() {"))
+    assert [(c.name, c.renamed_from, c.renamed_to) for c in renamed] == [
+        ("K.a", None, "K.z"),
+        ("K.z", "K.a", None),
+    ]
+
+
+def test_c_functions_on_one_line() -> None:
+    old = b"int a(void){return 1;} int b(void){return 2;} int c(void){return 3;}\n"
+    assert changed("c", old, old.replace(b"return 2", b"return 9")) == [("b", MODIFIED)]
+
+
+def test_nested_definitions_on_one_line_keep_line_ownership() -> None:
+    # A method on its class's last line nests in it: the line is not split, so a trailing
+    # comment stays the method's, as the whole-line rule says.
+    old = b"class A:\n    def m(self): return 1  # c\n"
+    assert changed("python", old, old.replace(b"# c", b"# d")) == [("A.m", MODIFIED)]
 
 
 # --- golden before/after pairs ------------------------------------------------------------------

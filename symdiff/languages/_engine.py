@@ -194,6 +194,8 @@ class _Walk:
                 header_end_line=header_end,
                 signature=signature,
                 parent=scope.name,
+                start_byte=start_node.start_byte,
+                end_byte=node.end_byte,
             )
         )
         return Scope(found.scope_name or qname, found.kind)
