@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import func, select, text
 
-from symdiff.api import settle_heap
+from symdiff.heap import settle_heap
 from symdiff.query import diff
 from symdiff.store import Store
 from symdiff.store import tables as t

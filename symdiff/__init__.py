@@ -2,59 +2,95 @@
 
 The public API: plain functions that return plain data, the domain values they speak in, and
 the error hierarchy. Everything else in the package is an implementation detail.
+
+Names load on first use (PEP 562), so that `import symdiff.query` or `symdiff changes` pay
+only for what they run — not for tree-sitter, watchdog, pygit2 or the MCP SDK.
 """
 
-from symdiff.acp import FilePatch, build_diff
-from symdiff.api import index, upgrade_database
-from symdiff.attribute import symbol_changes
-from symdiff.config import Settings
-from symdiff.duration import parse_go_duration
-from symdiff.edits import apply_edits
-from symdiff.errors import (
-    DurationError,
-    EditError,
-    FsDenied,
-    InvalidArgs,
-    LockedError,
-    StoreError,
-    SymdiffError,
-    ToolFailed,
-)
-from symdiff.extract import extract
-from symdiff.linediff import Hunk, LineDiff, diff_lines, git_patch, unified_diff
-from symdiff.model import ChangeType, FileChange, Scope, Symbol, SymbolChange, SymbolChangeType
-from symdiff.query import diff
-from symdiff.textdiff import text_diff
+from __future__ import annotations
 
-__all__ = [
-    "ChangeType",
-    "DurationError",
-    "EditError",
-    "FileChange",
-    "FilePatch",
-    "FsDenied",
-    "Hunk",
-    "InvalidArgs",
-    "LineDiff",
-    "LockedError",
-    "Scope",
-    "Settings",
-    "StoreError",
-    "Symbol",
-    "SymbolChange",
-    "SymbolChangeType",
-    "SymdiffError",
-    "ToolFailed",
-    "apply_edits",
-    "build_diff",
-    "diff",
-    "diff_lines",
-    "extract",
-    "git_patch",
-    "index",
-    "parse_go_duration",
-    "symbol_changes",
-    "text_diff",
-    "unified_diff",
-    "upgrade_database",
-]
+import importlib
+from typing import TYPE_CHECKING
+
+# Each public name, and the module that defines it.
+_EXPORTS = {
+    "Answer": "symdiff.query",
+    "ChangeRecord": "symdiff.records",
+    "ChangeType": "symdiff.model",
+    "DiffQuery": "symdiff.query",
+    "DurationError": "symdiff.errors",
+    "EditError": "symdiff.errors",
+    "FileChange": "symdiff.model",
+    "FilePatch": "symdiff.acp",
+    "FsDenied": "symdiff.errors",
+    "Hunk": "symdiff.linediff",
+    "InvalidArgs": "symdiff.errors",
+    "LineDiff": "symdiff.linediff",
+    "LockedError": "symdiff.errors",
+    "Scope": "symdiff.model",
+    "Settings": "symdiff.config",
+    "StoreError": "symdiff.errors",
+    "Symbol": "symdiff.model",
+    "SymbolChange": "symdiff.model",
+    "SymbolChangeType": "symdiff.model",
+    "SymbolRecord": "symdiff.records",
+    "SymdiffError": "symdiff.errors",
+    "ToolFailed": "symdiff.errors",
+    "apply_edits": "symdiff.api",
+    "build_diff": "symdiff.acp",
+    "diff": "symdiff.query",
+    "diff_lines": "symdiff.linediff",
+    "extract": "symdiff.extract",
+    "git_patch": "symdiff.linediff",
+    "index": "symdiff.api",
+    "parse_go_duration": "symdiff.duration",
+    "symbol_changes": "symdiff.attribute",
+    "text_diff": "symdiff.textdiff",
+    "unified_diff": "symdiff.linediff",
+    "upgrade_database": "symdiff.api",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # the same names, for type checkers
+    from symdiff.acp import FilePatch, build_diff  # noqa: F401
+    from symdiff.api import apply_edits, index, upgrade_database  # noqa: F401
+    from symdiff.attribute import symbol_changes  # noqa: F401
+    from symdiff.config import Settings  # noqa: F401
+    from symdiff.duration import parse_go_duration  # noqa: F401
+    from symdiff.errors import (  # noqa: F401
+        DurationError,
+        EditError,
+        FsDenied,
+        InvalidArgs,
+        LockedError,
+        StoreError,
+        SymdiffError,
+        ToolFailed,
+    )
+    from symdiff.extract import extract  # noqa: F401
+    from symdiff.linediff import Hunk, LineDiff, diff_lines, git_patch, unified_diff  # noqa: F401
+    from symdiff.model import (  # noqa: F401
+        ChangeType,
+        FileChange,
+        Scope,
+        Symbol,
+        SymbolChange,
+        SymbolChangeType,
+    )
+    from symdiff.query import Answer, DiffQuery, diff  # noqa: F401
+    from symdiff.records import ChangeRecord, SymbolRecord  # noqa: F401
+    from symdiff.textdiff import text_diff  # noqa: F401
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symdiff' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import gc
+from collections.abc import Sequence
+from pathlib import Path
 
 from symdiff.config import Settings
 from symdiff.indexer import Progress, Report, reconcile
@@ -15,11 +16,9 @@ def open_store(settings: Settings) -> Store:
 
 
 def upgrade_database(settings: Settings) -> str | None:
-    """Run pending migrations; returns the revision the database is at."""
-    from symdiff.store.migrate import head_revision
-
-    with open_store(settings):
-        return head_revision()
+    """Run pending migrations; returns the revision the database is now at."""
+    with open_store(settings) as store:
+        return store.revision()
 
 
 def index(
@@ -35,13 +34,40 @@ def index(
             return reconcile(store, settings, progress=bar)
 
 
-def settle_heap() -> None:
-    """Move the objects made at start-up out of the garbage collector's reach.
+def apply_edits(
+    edits: object,
+    *,
+    settings: Settings,
+    allow_write: Sequence[Path] = (),
+    dry_run: bool = True,
+    backup: bool = False,
+    record: bool = True,
+) -> dict[str, object]:
+    """Validate search/replace `edits` (text or JSON form) and preview or apply them in the
+    workspace; a real apply is recorded in its index at once.
 
-    A long-running process (the MCP server, the daemon) calls this once, when it is ready:
-    afterwards a full collection walks only objects made since, instead of the ~130,000 that
-    importing SQLAlchemy, pydantic and the MCP SDK leaves behind — that walk cost a 40 ms pause
-    every few hundred `diff` queries.
+    Returns `dry_run`, `applied`, `files`, totals, `acp` and, after a real apply, `recorded`
+    (the change records) or `record_error` (the edit applied, the index could not record it).
+    Raises InvalidArgs, FsDenied, EditError or ToolFailed; on any error nothing was written.
+
+    Args:
+        allow_write: directories besides the root that the edits may write in.
+        record: False leaves the index alone (a running daemon records the write anyway).
     """
-    gc.collect()
-    gc.freeze()
+    from symdiff.edits import Recorder
+    from symdiff.edits import apply_edits as apply_core
+    from symdiff.errors import SymdiffError
+    from symdiff.recording import IndexRecorder, UnavailableRecorder
+
+    def run(recorder: Recorder | None) -> dict[str, object]:
+        return apply_core(edits, root=settings.root, write_roots=allow_write, dry_run=dry_run,
+                          backup=backup, recorder=recorder)  # fmt: skip
+
+    if dry_run or not record:
+        return run(None)
+    try:
+        store = open_store(settings)
+    except SymdiffError as err:
+        return run(UnavailableRecorder(err))
+    with store:
+        return run(IndexRecorder(store, settings))

@@ -302,12 +302,12 @@ def apply_cmd(source: TextIO, root: str | None, db: str | None,
     """
     from pathlib import Path
 
-    from symdiff.edits import apply_edits
+    from symdiff.api import apply_edits
 
     settings = Settings.resolve(root, db=db)
     try:
         result = apply_edits(source.read(), settings=settings,
-                             allow=[Path(a).resolve() for a in allow],
+                             allow_write=[Path(a).resolve() for a in allow],
                              dry_run=dry_run, backup=backup)
     except SymdiffError as err:
         fail(err)
@@ -338,5 +338,9 @@ def _print_apply(result: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli()
+    """Console-script entry point: any SymdiffError a command lets through (a bad
+    SYMDIFF_* value, say) is `symdiff: code: reason` too, never a traceback."""
+    try:
+        cli()
+    except SymdiffError as err:
+        fail(err)

@@ -7,6 +7,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from symdiff.errors import InvalidArgs
+
 MAX_FILE_SIZE = 4 * 1024 * 1024
 STATE_DIR = ".symdiff"
 
@@ -36,7 +38,14 @@ def _default_host(host: str | None) -> str:
 def _default_settle_ms(settle_ms: int | None) -> int:
     if settle_ms is not None:
         return settle_ms
-    return int(os.environ.get("SYMDIFF_SETTLE_MS", "40"))
+    raw = os.environ.get("SYMDIFF_SETTLE_MS", "40")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise InvalidArgs(f"SYMDIFF_SETTLE_MS must be a number of milliseconds, got {raw!r}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,9 @@ import uuid
 from dataclasses import dataclass, field
 from types import FrameType
 
-from symdiff.api import settle_heap
 from symdiff.config import STATE_DIR, Settings
 from symdiff.errors import StoreError
+from symdiff.heap import settle_heap
 from symdiff.ignore import IgnoreRules
 from symdiff.indexer import Progress, Report, reconcile
 from symdiff.lock import now_text, workspace_lock

@@ -20,9 +20,6 @@ class SymdiffError(Exception):
 
     code = "error"
 
-    def __str__(self) -> str:
-        return super().__str__()
-
     @property
     def reason(self) -> str:
         """The human-readable reason, without the code."""

@@ -19,8 +19,8 @@ TEMP_SUFFIX = ".symdiff-tmp"
 class IgnoreRules:
     """Git's ignore semantics: one spec per directory that has a `.gitignore`, deeper ones win.
 
-    Specs are loaded lazily per directory and cached; `forget()` drops a directory's cached
-    spec when its `.gitignore` changes.
+    Specs are loaded lazily per directory and cached for the life of the object: each reconcile
+    pass makes its own, so a changed `.gitignore` takes effect at the next pass.
     """
 
     def __init__(self, root: Path, patterns: Sequence[str] = ()) -> None:
@@ -38,10 +38,6 @@ class IgnoreRules:
             else:
                 self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
         return self._specs[rel_dir]
-
-    def forget(self, rel_dir: str) -> None:
-        """Drop the cached spec of a directory (its `.gitignore` changed)."""
-        self._specs.pop(rel_dir, None)
 
     def _decide(self, rel_path: str, is_dir: bool) -> bool:
         """Whether this entry itself matches (its parent directories are not checked)."""

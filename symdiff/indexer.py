@@ -19,7 +19,7 @@ from symdiff.model import ChangeType, FileChange, SymbolChange
 from symdiff.reader import NotRegular, ReadResult, read_file
 from symdiff.scope import classify
 from symdiff.store import FileState, Mutation, Store, Workspace
-from symdiff.store.blobs import Blob, hash_only, is_binary, pack
+from symdiff.store.blobs import Blob, git_binary, hash_only, pack
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def _symbols(
 def _old_text(store: Store, digest: str | None) -> bytes | None:
     """Text of a stored snapshot; None when absent, binary or kept by hash only."""
     data = store.get_blob(digest) if digest else None
-    return None if data is None or is_binary(data) else data
+    return None if data is None or git_binary(data) else data
 
 
 def _new_text(seen: _Seen | None) -> bytes | None:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import zlib
 from dataclasses import dataclass
 
 import pygit2
 from pygit2.enums import DiffOption
+
+from symdiff.blobid import blob_id
+from symdiff.errors import InvalidArgs
 
 REGULAR_MODE = 0o100644
 EXECUTABLE_MODE = 0o100755
@@ -100,13 +102,6 @@ def count_lines(data: bytes) -> int:
     """Number of lines; a last line without a final newline still counts."""
     n = data.count(b"\n")
     return n + 1 if data and not data.endswith(b"\n") else n
-
-
-def blob_id(data: bytes) -> str:
-    """Git's blob object id (SHA-1 of `blob <size>\\0` + bytes), as `git hash-object` prints it."""
-    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
-    h.update(data)  # no concatenation: a 4 MiB input is not copied to be hashed
-    return h.hexdigest()
 
 
 def encode_text(text: str) -> bytes:
@@ -235,11 +230,11 @@ def git_patch(
     absolute names, that is what lets `git apply --unsafe-paths -p0` find every file.
     """
     if old is None and new is None:
-        raise ValueError("git_patch needs at least one side")
+        raise InvalidArgs("git_patch needs at least one side")
     old_name = old_name if old_name is not None else new_name
     new_name = new_name if new_name is not None else old_name
     if old_name is None or new_name is None:
-        raise ValueError("git_patch needs a file name")
+        raise InvalidArgs("git_patch needs a file name")
     new_mode = old_mode if new_mode is None else new_mode
     old_b = None if old is None else _as_bytes(old)
     new_b = None if new is None else _as_bytes(new)

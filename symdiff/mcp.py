@@ -21,13 +21,12 @@ from pydantic import Field, WithJsonSchema
 # pydantic needs typing_extensions' TypedDict on Python 3.11 for nested TypedDicts.
 from typing_extensions import TypedDict
 
-from symdiff.api import settle_heap
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
+from symdiff.heap import settle_heap
 from symdiff.query import STALE_WARNING, DiffQuery
 from symdiff.query import diff as run_diff
 from symdiff.records import ChangeRecord, SymbolRecord
-from symdiff.textdiff import text_diff as run_text_diff
 
 INSTRUCTIONS = (
     "symdiff knows what changed in this source tree recently, at the level of symbols. "
@@ -265,6 +264,8 @@ def build_server(
         fs_denied (a path outside the allowed roots), tool_failed (missing file, directory,
         file over 4 MiB).
         """
+        from symdiff.textdiff import text_diff as run_text_diff  # pygit2: loaded on first use
+
         try:
             result = run_text_diff(
                 path_a=_under(settings.root, path_a), path_b=_under(settings.root, path_b),
@@ -306,11 +307,11 @@ def build_server(
             creating a file that exists), invalid_args (malformed edits, with line numbers),
             fs_denied (a path outside the allowed roots).
             """
-            from symdiff.edits import apply_edits as run_apply_edits
+            from symdiff.api import apply_edits as run_apply_edits
 
             try:
                 result = run_apply_edits(
-                    edits, settings=settings, allow=allowed_roots, dry_run=dry_run,
+                    edits, settings=settings, allow_write=allowed_roots, dry_run=dry_run,
                     backup=backup,
                 )
             except SymdiffError as err:

@@ -7,7 +7,7 @@ import os
 import stat
 from dataclasses import dataclass
 
-from symdiff.linediff import blob_id
+from symdiff.blobid import blob_id
 
 _FLAGS = (
     os.O_RDONLY

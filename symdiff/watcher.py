@@ -214,7 +214,6 @@ class _Handler(FileSystemEventHandler):
     def __init__(self, root: str, dirty: DirtySet) -> None:
         self.root = root
         self.dirty = dirty
-        self.events = 0
 
     def _hint(self, rel: str) -> None:
         if rel.startswith(COOKIE_DIR + "/"):
@@ -226,7 +225,6 @@ class _Handler(FileSystemEventHandler):
             self.dirty.mark(rel)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        self.events += 1
         src = _relative(self.root, event.src_path)
         dest = _relative(self.root, event.dest_path) if event.dest_path else None
         if isinstance(event, DirDeletedEvent | DirCreatedEvent) and src == "":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,20 @@ def test_changes_warns_on_stderr_when_the_daemon_does_not_confirm(tmp_path: Path
                              capture_output=True, text=True, check=True)  # fmt: skip
     assert json.loads(res.stdout) == []
     assert "symdiff: warning: the symdiff daemon watching this tree" in res.stderr
+
+
+def test_a_bad_environment_value_is_a_clear_error(tmp_path: Path) -> None:
+    env = {**os.environ, "SYMDIFF_SETTLE_MS": "soon"}
+    res = subprocess.run([sys.executable, "-m", "symdiff", "changes", "--root", str(tmp_path)],
+                         capture_output=True, text=True, env=env)  # fmt: skip
+    assert res.returncode == 2
+    assert res.stderr == ("symdiff: invalid_args: SYMDIFF_SETTLE_MS must be a number of "
+                          "milliseconds, got 'soon'\n")  # fmt: skip
+
+
+def test_upgrade_reports_the_databases_revision(tmp_path: Path) -> None:
+    from symdiff.store.schema import HEAD
+
+    res = subprocess.run([sys.executable, "-m", "symdiff", "db", "upgrade", "--root",
+                          str(tmp_path)], capture_output=True, text=True, check=True)  # fmt: skip
+    assert res.stdout == f"database at revision {HEAD}\n"

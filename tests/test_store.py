@@ -12,8 +12,8 @@ import pytest
 from conftest import stored
 from sqlalchemy import inspect, text
 
+from symdiff.blobid import blob_id
 from symdiff.errors import StoreError
-from symdiff.linediff import blob_id
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.records import of_change
 from symdiff.store import ChangeFilter, FileState, Mutation, Store

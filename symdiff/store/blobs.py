@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import zstandard
 
-from symdiff.linediff import blob_id
+from symdiff.blobid import blob_id
 
 CODEC_ZSTD = "zstd"
 CODEC_RAW = "raw"
@@ -16,8 +16,13 @@ CODEC_NONE = "none"  # hash only: binary or over the size cap
 _local = threading.local()
 
 
-def is_binary(data: bytes) -> bool:
-    """Git's rule: a NUL byte in the first 8000 bytes makes content binary."""
+def git_binary(data: bytes) -> bool:
+    """Git's rule for what it diffs and counts: a NUL byte in the first 8000 bytes.
+
+    The index keeps such content by hash only and counts its changes 0/0, as `git diff
+    --numstat` does. (Patches and text diffs use `linediff.is_binary`, which also takes
+    non-UTF-8 content as binary, because they must round-trip as text.)
+    """
     return b"\0" in data[:8000]
 
 
@@ -49,7 +54,7 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 def pack(content: bytes, *, content_hash: str | None = None) -> Blob:
     """Hash, classify and compress text content (kept raw when compression does not pay)."""
     digest = content_hash or blob_id(content)
-    binary = is_binary(content)
+    binary = git_binary(content)
     if binary:
         return Blob(digest, len(content), True, CODEC_NONE, None)
     packed = _compressor().compress(content)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, delete, event, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.pool import StaticPool
 
 from symdiff.errors import StoreError
@@ -56,6 +55,8 @@ def insert_ignore(
 ) -> None:
     if not rows:
         return
+    from sqlalchemy.dialects import postgresql, sqlite  # writers only: readers skip ~20 ms
+
     dialect = conn.dialect.name
     if dialect == "sqlite":
         conn.execute(sqlite.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
@@ -70,6 +71,8 @@ def insert_ignore(
 def upsert_files(conn: Connection, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
+    from sqlalchemy.dialects import postgresql, sqlite
+
     cols = ("blob_hash", "size", "mtime_ns", "checked_ns")
     dialect = conn.dialect.name
     if dialect in ("sqlite", "postgresql"):

@@ -23,7 +23,7 @@ from symdiff.store.changes import (
     to_file_change,
 )
 from symdiff.store.engine import insert_ignore, make_engine, upsert_files
-from symdiff.store.schema import is_current
+from symdiff.store.schema import is_current, stored_revision
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +82,14 @@ class Store:
                 f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
                 f"{str(exc).splitlines()[0]}"
             ) from exc
+
+    def revision(self) -> str | None:
+        """The schema revision the database is at."""
+        try:
+            with self.engine.connect() as conn:
+                return stored_revision(conn)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"read failed: {str(exc).splitlines()[0]}") from exc
 
     def close(self) -> None:
         """Release every connection."""
