@@ -13,7 +13,7 @@ from tree_sitter import Parser, Query
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from symdiff.languages import family_module
-from symdiff.languages._engine import Family, definition_query, walk
+from symdiff.languages.engine import Family, definition_query, walk
 from symdiff.model import Symbol
 
 # Parsers are not safe to share between threads; keep one per language per thread.

@@ -17,9 +17,9 @@ from symdiff.languages import language_for
 from symdiff.linediff import LineDiff, count_lines, diff_lines
 from symdiff.model import ChangeType, FileChange, SymbolChange
 from symdiff.reader import NotRegular, ReadResult, read_file
-from symdiff.scope import classify
 from symdiff.store import FileState, Mutation, Store, Workspace
 from symdiff.store.blobs import Blob, git_binary, hash_only, pack
+from symdiff.testpaths import classify
 
 log = logging.getLogger(__name__)
 

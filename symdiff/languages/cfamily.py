@@ -5,12 +5,12 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from symdiff.languages import cmacros
-from symdiff.languages._engine import (
+from symdiff.languages.engine import (
     CLASSLIKE,
     Def,
+    Enclosing,
     Family,
     Handler,
-    Scope,
     join_with,
     normalise,
     text,
@@ -47,7 +47,7 @@ def _function_declarator(node: Node | None) -> Node | None:
     return None
 
 
-def _function(node: Node, scope: Scope) -> Def | None:
+def _function(node: Node, scope: Enclosing) -> Def | None:
     declarator = _function_declarator(node.child_by_field_name("declarator"))
     name = None if declarator is None else declarator.child_by_field_name("declarator")
     if name is None or name.type in WRAPPING_DECLARATORS:
@@ -64,7 +64,7 @@ def _function(node: Node, scope: Scope) -> Def | None:
     return Def(local, kind, node.child_by_field_name("body"), (name, *inits))
 
 
-def _unparsed_prototype(node: Node, scope: Scope) -> Def | None:
+def _unparsed_prototype(node: Node, scope: Enclosing) -> Def | None:
     """`int f(int) __THROW;`: an unknown macro after a prototype leaves an ERROR around it."""
     declarator = next((c for c in node.named_children if c.type == "function_declarator"), None)
     name = None if declarator is None else declarator.child_by_field_name("declarator")
@@ -74,14 +74,14 @@ def _unparsed_prototype(node: Node, scope: Scope) -> Def | None:
     return Def(normalise(text(name)), kind, None, (name,))
 
 
-def _specifier(node: Node, _scope: Scope) -> Def | None:
+def _specifier(node: Node, _scope: Enclosing) -> Def | None:
     name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
     if name is None or body is None:
         return None
     return Def(normalise(text(name)), SPECIFIER_KINDS[node.type], body, (name,))
 
 
-def _typedef(node: Node, _scope: Scope) -> Def | None:
+def _typedef(node: Node, _scope: Enclosing) -> Def | None:
     """`typedef struct {…} name;` is the struct's definition; other typedefs are types."""
     name, inner = node.child_by_field_name("declarator"), node.child_by_field_name("type")
     if name is None or name.type != "type_identifier":
@@ -94,19 +94,19 @@ def _typedef(node: Node, _scope: Scope) -> Def | None:
     return Def(text(name), "type", None, (name,))
 
 
-def _macro(node: Node, _scope: Scope) -> Def | None:
+def _macro(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
     return Def(text(name), "macro", node.child_by_field_name("value"), (name,))
 
 
-def _alias(node: Node, _scope: Scope) -> Def | None:
+def _alias(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     return None if name is None else Def(text(name), "type", None, (name,))
 
 
-def _namespace(node: Node, _scope: Scope) -> Def | None:
+def _namespace(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None  # an anonymous namespace qualifies nothing

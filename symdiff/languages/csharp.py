@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import (
+from symdiff.languages.engine import (
     Def,
+    Enclosing,
     Family,
-    Scope,
     field_def,
     first_child,
     join_with,
@@ -35,7 +35,7 @@ MEMBER_KINDS = {
 }
 
 
-def _member(node: Node, scope: Scope) -> Def | None:
+def _member(node: Node, scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -46,7 +46,7 @@ def _member(node: Node, scope: Scope) -> Def | None:
     return Def(local, MEMBER_KINDS[node.type], body, (name,))
 
 
-def _operator(node: Node, _scope: Scope) -> Def | None:
+def _operator(node: Node, _scope: Enclosing) -> Def | None:
     """`operator +` and conversion operators, named by their operator or target type."""
     op = node.child_by_field_name("operator") or node.child_by_field_name("type")
     if op is None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import (
+from symdiff.languages.engine import (
     Def,
+    Enclosing,
     Family,
     Handler,
-    Scope,
     field_def,
     join_with,
     method_in_class,
@@ -24,7 +24,7 @@ FUNCTION_VALUES = frozenset(
 NAME_TYPES = frozenset({"identifier", "property_identifier", "private_property_identifier"})
 
 
-def _method(node: Node, _scope: Scope) -> Def | None:
+def _method(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -32,7 +32,7 @@ def _method(node: Node, _scope: Scope) -> Def | None:
     return Def(text(name), kind, node.child_by_field_name("body"), (name,))
 
 
-def _construct_signature(_node: Node, _scope: Scope) -> Def | None:
+def _construct_signature(_node: Node, _scope: Enclosing) -> Def | None:
     """`new (x: T): C` in an interface: named `new`, as TypeScript's own docs call it."""
     return Def("new", "constructor", None)
 
@@ -50,23 +50,23 @@ def _bound(name: Node | None, value: Node | None, *, kind: str) -> Def | None:
     return None
 
 
-def _declarator(node: Node, scope: Scope) -> Def | None:
+def _declarator(node: Node, scope: Enclosing) -> Def | None:
     return _bound(
         node.child_by_field_name("name"), node.child_by_field_name("value"), kind="function"
     )
 
 
-def _field(node: Node, _scope: Scope) -> Def | None:
+def _field(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name") or node.child_by_field_name("property")
     found = _bound(name, node.child_by_field_name("value"), kind="method")
     return None if found is None or not found.emit else found
 
 
-def _pair(node: Node, _scope: Scope) -> Def | None:
+def _pair(node: Node, _scope: Enclosing) -> Def | None:
     return _bound(node.child_by_field_name("key"), node.child_by_field_name("value"), kind="method")
 
 
-def _assignment(node: Node, _scope: Scope) -> Def | None:
+def _assignment(node: Node, _scope: Enclosing) -> Def | None:
     """`module.exports.f = function …`, `Foo.prototype.bar = () => …`."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     if left is None or right is None or right.type not in FUNCTION_VALUES:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import Def, Family, Scope, field_def, first_child, join_with, text
+from symdiff.languages.engine import Def, Enclosing, Family, field_def, first_child, join_with, text
 
 # The Go type constructor that makes a type spec a struct or an interface.
 TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
@@ -21,7 +21,7 @@ def _receiver_type(receiver: Node | None) -> str | None:
     return None if node is None else text(node)
 
 
-def _method(node: Node, _scope: Scope) -> Def | None:
+def _method(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     owner = _receiver_type(node.child_by_field_name("receiver"))
     if name is None or owner is None:
@@ -29,7 +29,7 @@ def _method(node: Node, _scope: Scope) -> Def | None:
     return Def(f"{owner}.{text(name)}", "method", node.child_by_field_name("body"), (name,))
 
 
-def _type_spec(node: Node, _scope: Scope) -> Def | None:
+def _type_spec(node: Node, _scope: Enclosing) -> Def | None:
     name, type_node = node.child_by_field_name("name"), node.child_by_field_name("type")
     if name is None or type_node is None:
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symdiff.languages._engine import Family, field_def, join_with
+from symdiff.languages.engine import Family, field_def, join_with
 
 CONSTRUCTOR = field_def("constructor")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import (
+from symdiff.languages.engine import (
     Def,
+    Enclosing,
     Family,
-    Scope,
     first_child,
     join_with,
     method_in_class,
@@ -18,7 +18,7 @@ from symdiff.languages._engine import (
 BODIES = ("class_body", "enum_class_body")
 
 
-def _class(node: Node, _scope: Scope) -> Def | None:
+def _class(node: Node, _scope: Enclosing) -> Def | None:
     name = first_child(node, ("type_identifier",))
     if name is None:
         return None
@@ -27,14 +27,14 @@ def _class(node: Node, _scope: Scope) -> Def | None:
     return Def(text(name), kind, first_child(node, BODIES), (name,))
 
 
-def _object(node: Node, _scope: Scope) -> Def | None:
+def _object(node: Node, _scope: Enclosing) -> Def | None:
     name = first_child(node, ("type_identifier",))
     local = text(name) if name is not None else "Companion"
     cut = () if name is None else (name,)
     return Def(local, "object", first_child(node, BODIES), cut)
 
 
-def _function(node: Node, _scope: Scope) -> Def | None:
+def _function(node: Node, _scope: Enclosing) -> Def | None:
     name = first_child(node, ("simple_identifier",))
     if name is None:
         return None
@@ -43,11 +43,11 @@ def _function(node: Node, _scope: Scope) -> Def | None:
     return Def(local, "function", first_child(node, ("function_body",)), (name,))
 
 
-def _constructor(node: Node, _scope: Scope) -> Def | None:
+def _constructor(node: Node, _scope: Enclosing) -> Def | None:
     return Def("constructor", "constructor", first_child(node, ("block", "statements")))
 
 
-def _alias(node: Node, _scope: Scope) -> Def | None:
+def _alias(node: Node, _scope: Enclosing) -> Def | None:
     name = first_child(node, ("type_identifier",))
     return None if name is None else Def(text(name), "type", None, (name,))
 

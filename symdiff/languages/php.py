@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import Def, Family, Scope, field_def, normalise, text
+from symdiff.languages.engine import Def, Enclosing, Family, field_def, normalise, text
 
 
-def join(scope: Scope, name: str) -> str:
+def join(scope: Enclosing, name: str) -> str:
     """Namespaces join with `\\`, class members with `::`."""
     if scope.name is None:
         return name
@@ -15,7 +15,7 @@ def join(scope: Scope, name: str) -> str:
     return f"{scope.name}{sep}{name}"
 
 
-def _method(node: Node, _scope: Scope) -> Def | None:
+def _method(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -23,7 +23,7 @@ def _method(node: Node, _scope: Scope) -> Def | None:
     return Def(text(name), kind, node.child_by_field_name("body"), (name,))
 
 
-def _namespace(node: Node, _scope: Scope) -> Def | None:
+def _namespace(node: Node, _scope: Enclosing) -> Def | None:
     name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
     if name is None or body is None:
         return None  # `namespace X;` is the file's prefix, not a block

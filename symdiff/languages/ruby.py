@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import Def, Family, Handler, Scope, join_with, normalise, text
+from symdiff.languages.engine import Def, Enclosing, Family, Handler, join_with, normalise, text
 
 CONTAINERS = frozenset({"class", "module"})
 
 
 def _container(kind: str) -> Handler:
-    def handle(node: Node, scope: Scope) -> Def | None:
+    def handle(node: Node, scope: Enclosing) -> Def | None:
         name = node.child_by_field_name("name")
         if name is None:
             return None
@@ -25,7 +25,7 @@ def _container(kind: str) -> Handler:
     return handle
 
 
-def _method(node: Node, scope: Scope) -> Def | None:
+def _method(node: Node, scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -37,7 +37,7 @@ def _method(node: Node, scope: Scope) -> Def | None:
     return Def(f"{scope.name}{mark}{text(name)}", kind, body, (name,), absolute=True)
 
 
-def _singleton_method(node: Node, scope: Scope) -> Def | None:
+def _singleton_method(node: Node, scope: Enclosing) -> Def | None:
     """`def self.x` on the enclosing class, or `def Other.x`."""
     name, owner = node.child_by_field_name("name"), node.child_by_field_name("object")
     if name is None or owner is None:
@@ -47,7 +47,7 @@ def _singleton_method(node: Node, scope: Scope) -> Def | None:
     return Def(f"{target}.{text(name)}", "method", body, (name,), absolute=True)
 
 
-def _singleton_class(_node: Node, scope: Scope) -> Def | None:
+def _singleton_class(_node: Node, scope: Enclosing) -> Def | None:
     """`class << self`: its methods are the enclosing class's singleton methods."""
     if scope.name is None:
         return None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import (
+from symdiff.languages.engine import (
     Def,
+    Enclosing,
     Family,
-    Scope,
     field_def,
     first_child,
     join_with,
@@ -28,7 +28,7 @@ def _base_type(node: Node | None) -> str | None:
     return None if node is None else normalise(text(node))
 
 
-def _impl(node: Node, scope: Scope) -> Def | None:
+def _impl(node: Node, scope: Enclosing) -> Def | None:
     # Two trait impls may both define `fmt`; the trait keeps their names apart, as Rust's own
     # `<Type as Trait>` paths do.
     owner = _base_type(node.child_by_field_name("type"))
@@ -41,7 +41,7 @@ def _impl(node: Node, scope: Scope) -> Def | None:
     return Def(qname, "impl", node.child_by_field_name("body"), absolute=True)
 
 
-def _macro(node: Node, _scope: Scope) -> Def | None:
+def _macro(node: Node, _scope: Enclosing) -> Def | None:
     # `macro_rules! name {` is the header; the rules are the body.
     name = node.child_by_field_name("name")
     if name is None:

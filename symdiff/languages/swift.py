@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.languages._engine import (
+from symdiff.languages.engine import (
     Def,
+    Enclosing,
     Family,
     Handler,
-    Scope,
     field_def,
     join_with,
     method_in_class,
@@ -26,7 +26,7 @@ KEYWORD_KINDS = {
 }
 
 
-def _type(node: Node, _scope: Scope) -> Def | None:
+def _type(node: Node, _scope: Enclosing) -> Def | None:
     name = node.child_by_field_name("name")
     if name is None:
         return None
@@ -36,7 +36,7 @@ def _type(node: Node, _scope: Scope) -> Def | None:
 
 
 def _special(local: str, kind: str) -> Handler:
-    def handle(node: Node, _scope: Scope) -> Def | None:
+    def handle(node: Node, _scope: Enclosing) -> Def | None:
         return Def(local, kind, node.child_by_field_name("body"))
 
     return handle

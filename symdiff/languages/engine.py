@@ -24,7 +24,7 @@ CLASSLIKE = frozenset({"class", "struct", "interface", "trait", "enum", "impl", 
 
 
 @dataclass(frozen=True, slots=True)
-class Scope:
+class Enclosing:
     """Where a definition sits: the qualified name and kind of its nearest enclosing definition."""
 
     name: str | None = None
@@ -48,8 +48,8 @@ class Def:
     emit: bool = True  # False: only a scope for what it contains (a JS object literal)
 
 
-Handler = Callable[[Node, Scope], Def | None]
-Joiner = Callable[[Scope, str], str]
+Handler = Callable[[Node, Enclosing], Def | None]
+Joiner = Callable[[Enclosing, str], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ class Family:
 def join_with(sep: str) -> Joiner:
     """A joiner that puts `sep` between a parent's qualified name and a child's name."""
 
-    def join(scope: Scope, name: str) -> str:
+    def join(scope: Enclosing, name: str) -> str:
         return name if scope.name is None else f"{scope.name}{sep}{name}"
 
     return join
@@ -90,7 +90,7 @@ def text(node: Node | None) -> str:
 def field_def(kind: str, *, name: str = "name", body: str = "body") -> Handler:
     """The common case: the name and body are fields of the definition node."""
 
-    def handle(node: Node, _scope: Scope) -> Def | None:
+    def handle(node: Node, _scope: Enclosing) -> Def | None:
         name_node = node.child_by_field_name(name)
         if name_node is None:
             return None
@@ -102,7 +102,7 @@ def field_def(kind: str, *, name: str = "name", body: str = "body") -> Handler:
 def method_in_class(handler: Handler) -> Handler:
     """Wrap a function handler so that a function directly inside a class-like is a method."""
 
-    def handle(node: Node, scope: Scope) -> Def | None:
+    def handle(node: Node, scope: Enclosing) -> Def | None:
         found = handler(node, scope)
         if found is not None and found.kind == "function" and scope.kind in CLASSLIKE:
             found.kind = "method"
@@ -140,8 +140,8 @@ class _Walk:
     def run(self, root: Node, query: Query) -> list[Symbol]:
         prefix = self.family.prefix(root)
         # Scopes still open, innermost last: (end byte of the definition, its scope).
-        open_scopes: list[tuple[int, Scope]] = [
-            (root.end_byte + 1, Scope(prefix, "module" if prefix else None))
+        open_enclosings: list[tuple[int, Enclosing]] = [
+            (root.end_byte + 1, Enclosing(prefix, "module" if prefix else None))
         ]
         if self.family.containers and not root.has_error:
             # A tree with errors may hold a definition anywhere: the query finds it there.
@@ -150,13 +150,13 @@ class _Walk:
             # The query finds candidate nodes in C; walking every node in Python is 6x slower.
             found_nodes = QueryCursor(query).captures(root).get("def", [])
         for node in sorted(found_nodes, key=lambda n: (n.start_byte, -n.end_byte)):
-            while node.start_byte >= open_scopes[-1][0]:
-                open_scopes.pop()
-            scope = open_scopes[-1][1]
+            while node.start_byte >= open_enclosings[-1][0]:
+                open_enclosings.pop()
+            scope = open_enclosings[-1][1]
             found = self.family.handlers[node.type](node, scope)
             if found is not None:
                 inner = self._emit(node, scope, self._lead(node), found)
-                open_scopes.append((node.end_byte, inner))
+                open_enclosings.append((node.end_byte, inner))
         self.out.sort(key=lambda s: s.start_line)
         return self.out
 
@@ -177,10 +177,10 @@ class _Walk:
             return (*reversed(run), target)
         return (target,) if target is not node else ()
 
-    def _emit(self, node: Node, scope: Scope, lead: tuple[Node, ...], found: Def) -> Scope:
+    def _emit(self, node: Node, scope: Enclosing, lead: tuple[Node, ...], found: Def) -> Enclosing:
         qname = found.name if found.absolute else self.family.join(scope, found.name)
         if not found.emit:
-            return Scope(found.scope_name or qname, found.kind)
+            return Enclosing(found.scope_name or qname, found.kind)
         start_node = lead[0] if lead else node
         body = found.body
         header_end = self._header_end(node, body)
@@ -198,7 +198,7 @@ class _Walk:
                 end_byte=node.end_byte,
             )
         )
-        return Scope(found.scope_name or qname, found.kind)
+        return Enclosing(found.scope_name or qname, found.kind)
 
     def _header_end(self, node: Node, body: Node | None) -> int:
         if body is None:
