@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,13 @@ import jsonschema
 import pytest
 from conftest import stored
 
-from symdiff.api import index, open_store
+from symdiff.api import apply_edits, index, open_store
 from symdiff.config import Settings
-from symdiff.edits import apply_edits, plan_edits
+from symdiff.edits import apply_edits as apply_core
+from symdiff.edits import plan_edits
 from symdiff.edits.parse import parse_edits, parse_text
 from symdiff.edits.write import TMP_SUFFIX, Write, commit
-from symdiff.errors import EditError, FsDenied, InvalidArgs, ToolFailed
+from symdiff.errors import EditError, FsDenied, InvalidArgs, StoreError, ToolFailed
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "fixtures/acp/v2_schema.toolcallcontent.json").read_text()
@@ -347,7 +349,7 @@ def test_allow_root_and_a_symlink_inside_the_root(ws: Path, tmp_path: Path) -> N
     extra.mkdir()
     (extra / "t.py").write_text("x = 1\n")
     result = run(ws, block(str(extra / "t.py"), "x = 1\n", "x = 2\n"), dry_run=False,
-                 allow=[extra])
+                 allow_write=[extra])
     assert (extra / "t.py").read_text() == "x = 2\n"
     assert result["files"][0]["path"] == str(extra / "t.py")
     (ws / "alias.py").symlink_to(ws / "pkg/utils.py")
@@ -406,7 +408,7 @@ KILLER = """
 import sys
 from pathlib import Path
 from symdiff.config import Settings
-from symdiff.edits import apply_edits
+from symdiff.api import apply_edits
 root = Path(sys.argv[1])
 apply_edits(Path(sys.argv[2]).read_text(), settings=Settings.resolve(root, db="sqlite://"),
             dry_run=False, record=False)
@@ -541,3 +543,85 @@ def test_an_edit_in_a_never_indexed_workspace_is_still_recorded(tmp_path: Path) 
         found = stored(store, limit=10)
     assert sorted((c.change_type.value, c.path) for c in found) == sorted(got)
     assert index(settings).changes == ()  # the first full pass is still the baseline
+
+
+# -- the recording seam ----------------------------------------------------------------------
+
+class _Witness:
+    """A Recorder that notes what each step saw on disk, and can fail a step."""
+
+    def __init__(self, root: Path, fail: str | None = None) -> None:
+        self.root, self.fail = root, fail
+        self.calls: list[tuple[str, list[str], list[bytes]]] = []
+
+    def _note(self, step: str, paths: Sequence[str]) -> None:
+        self.calls.append((step, list(paths), [(self.root / p).read_bytes() for p in paths]))
+        if self.fail == step:
+            raise StoreError(f"{step} failed")
+
+    def before(self, paths: Sequence[str]) -> None:
+        self._note("before", paths)
+
+    def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
+        self._note("after", paths)
+        return [{"path": p} for p in paths]
+
+
+def test_the_core_records_through_the_recorder_it_is_given(ws: Path) -> None:
+    old = (ws / "pkg/utils.py").read_bytes()
+    witness = _Witness(ws)
+    edit = [{"file": "pkg/utils.py", "blocks": [{"search": "def make_str(",
+                                                   "replace": "def make_str4("}]}]
+    assert apply_core(edit, root=ws, recorder=_Witness(ws, fail="before"))["dry_run"]
+    result = apply_core(edit, root=ws, dry_run=False, recorder=witness)
+    new = (ws / "pkg/utils.py").read_bytes()
+    assert new != old
+    assert witness.calls == [("before", ["pkg/utils.py"], [old]),
+                             ("after", ["pkg/utils.py"], [new])]
+    assert result["recorded"] == [{"path": "pkg/utils.py"}] and "record_error" not in result
+
+
+@pytest.mark.parametrize("step", ["before", "after"])
+def test_a_recorder_error_does_not_undo_the_apply(ws: Path, step: str) -> None:
+    witness = _Witness(ws, fail=step)
+    edit = [{"file": "pkg/utils.py", "blocks": [{"search": "def make_str(",
+                                                   "replace": "def make_str5("}]}]
+    result = apply_core(edit, root=ws, dry_run=False, recorder=witness)
+    assert result["applied"] and result["record_error"] == f"store_error: {step} failed"
+    assert "recorded" not in result
+    assert "def make_str5(" in (ws / "pkg/utils.py").read_text()
+    assert [c[0] for c in witness.calls] == (["before"] if step == "before" else
+                                             ["before", "after"])
+
+
+CORE_ONLY = """
+import sys
+from pathlib import Path
+from symdiff.edits import apply_edits
+root = Path(sys.argv[1])
+edit = "FILE: a.py\\n<<<<<<< SEARCH\\nx = 1\\n=======\\nx = 2\\n>>>>>>> REPLACE\\n"
+assert apply_edits(edit, root=root)["dry_run"]
+assert apply_edits(edit, root=root, dry_run=False)["applied"]
+heavy = sorted(m for m in sys.modules
+               if m.split(".")[0] == "sqlalchemy" or m in ("symdiff.store", "symdiff.indexer"))
+print(heavy)
+"""
+
+
+def test_the_core_loads_neither_the_store_nor_the_indexer(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    res = subprocess.run([sys.executable, "-c", CORE_ONLY, str(tmp_path)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+    assert (tmp_path / "a.py").read_text() == "x = 2\n"
+
+
+def test_a_dry_run_and_an_unrecorded_apply_never_open_the_index(ws: Path) -> None:
+    blocker = ws.parent / "db"
+    blocker.write_text("a file where the database directory should be")
+    edit = [{"file": "pkg/utils.py", "blocks": [{"search": "def make_str(",
+                                                   "replace": "def make_str6("}]}]
+    assert "record_error" not in run(ws, edit)
+    done = run(ws, edit, dry_run=False, record=False)
+    assert done["applied"] and "record_error" not in done and "recorded" not in done

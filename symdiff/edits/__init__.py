@@ -7,8 +7,8 @@
     apply.py   preview and orchestration
 """
 
-from symdiff.edits.apply import apply_edits
+from symdiff.edits.apply import Recorder, apply_edits
 from symdiff.edits.parse import Block, FileEdit, parse_edits
 from symdiff.edits.plan import FilePlan, plan_edits
 
-__all__ = ["Block", "FileEdit", "FilePlan", "apply_edits", "parse_edits", "plan_edits"]
+__all__ = ["Block", "FileEdit", "FilePlan", "Recorder", "apply_edits", "parse_edits", "plan_edits"]

@@ -2,36 +2,33 @@
 
     parse (edits.parse) -> plan: resolve paths, read, run blocks in memory (edits.plan)
         -> dry run: per-file results, ACP v2 Diff, symbol changes
-        -> apply: atomic multi-file write (edits.write), then record in the index
+        -> apply: atomic multi-file write (edits.write), recorded through a Recorder
+
+Nothing here knows the index: a real apply records through the Recorder it is given
+(symdiff.recording's IndexRecorder, passed by symdiff.api.apply_edits).
 
 Nothing is written unless every block of every file fits. docs/edits.md has the rules.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from symdiff.acp import FilePatch, build_diff
 from symdiff.attribute import symbol_changes
-from symdiff.config import Settings
 from symdiff.edits.parse import parse_edits
 from symdiff.edits.plan import FilePlan, display_path, plan_edits
 from symdiff.edits.write import Write, commit
 from symdiff.errors import EditError, SymdiffError
 from symdiff.languages import language_for
 from symdiff.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
-from symdiff.records import of_change, of_symbol
+from symdiff.records import of_symbol
 
-if TYPE_CHECKING:  # the store pulls in SQLAlchemy; a dry run needs none of it
-    from symdiff.model import FileChange
-    from symdiff.store import Store
-
-__all__ = ["apply_edits"]
+__all__ = ["Recorder", "apply_edits"]
 
 
 def _git_mode(mode: int | None) -> int:
@@ -77,26 +74,6 @@ def _writes(plans: Sequence[FilePlan], *, backup: bool) -> list[Write]:
     return [*backups, *(Write(p.real, p.old, p.new, p.mode) for p in changed)]
 
 
-@contextlib.contextmanager
-def _index(settings: Settings, store: Store | None) -> Iterator[Store]:
-    """The caller's store, or the workspace's own, opened for the duration."""
-    if store is not None:
-        yield store
-        return
-    from symdiff.api import open_store
-
-    with open_store(settings) as opened:
-        yield opened
-
-
-def _reconcile(
-    store: Store, settings: Settings, rels: Sequence[str], *, baseline: bool | None = None
-) -> list[FileChange]:
-    from symdiff.indexer import reconcile
-
-    return list(reconcile(store, settings, paths=rels, baseline=baseline).changes)
-
-
 def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str, object]:
     """Per-file results, totals and the ACP v2 Diff of validated plans."""
     changed = [p for p in plans if p.operation != "unchanged"]
@@ -117,34 +94,41 @@ def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str
     }
 
 
-def _render(err: Exception) -> str:
-    return err.render() if isinstance(err, SymdiffError) else f"store_error: {err}"
+class Recorder(Protocol):
+    """Where a real apply records its change: the seam to the index (symdiff.recording)."""
+
+    def before(self, paths: Sequence[str]) -> None:
+        """Snapshot the files the edit will touch, so that the record holds this edit and
+        nothing someone else changed first."""
+
+    def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
+        """Record the edit; return the change records."""
 
 
 def apply_edits(
     edits: object,
     *,
-    settings: Settings,
-    allow: Sequence[Path] = (),
+    root: Path,
+    write_roots: Sequence[Path] = (),
     dry_run: bool = True,
     backup: bool = False,
-    store: Store | None = None,
-    record: bool = True,
+    recorder: Recorder | None = None,
 ) -> dict[str, object]:
     """Validate search/replace `edits` (text or JSON form) and preview or apply them.
 
     Returns `dry_run`, `applied`, `files` (path, operation, blocks, lines_added,
     lines_removed, language, symbols[, backup]), totals, `acp` (an ACP v2 Diff with its git
-    patch) and, after a real apply, `recorded` (the change records the index now holds) or
+    patch) and, after a real apply with a `recorder`, `recorded` (the change records) or
     `record_error`. Raises InvalidArgs, FsDenied, EditError or ToolFailed; on any error
     nothing has been written.
 
     Args:
-        store: the workspace's open store for recording; None opens it from `settings`.
-        record: False skips recording in the index (the daemon will see the write anyway).
+        root: the workspace root; relative paths are relative to it, and it may be written.
+        write_roots: further directories the edits may write in.
+        recorder: records a real apply (paths relative to `root`); None records nothing.
     """
-    root = settings.root.resolve()
-    plans = plan_edits(parse_edits(edits), root=root, allowed_roots=allow)
+    root = root.resolve()
+    plans = plan_edits(parse_edits(edits), root=root, allowed_roots=write_roots)
     writes = [] if dry_run else _writes(plans, backup=backup)
     result: dict[str, object] = {"dry_run": dry_run, "applied": False,
                                  **_preview(plans, root=root, backup=backup)}
@@ -152,27 +136,19 @@ def apply_edits(
         return result
     rels = [p.path for p in plans if p.operation != "unchanged" and p.real.is_relative_to(root)]
     errors: list[str] = []
-    with contextlib.ExitStack() as stack:
-        index: Store | None = None
-        if record and rels:
-            try:
-                index = stack.enter_context(_index(settings, store))
-                # Snapshot the files first, so that the record holds this edit and nothing
-                # someone else changed before it.
-                _reconcile(index, settings, rels)
-            except SymdiffError as err:
-                errors.append(_render(err))
-                index = None
-        commit(writes)
-        result["applied"] = True
-        if index is not None:
-            try:
-                # The edit itself is a change even in a workspace never fully indexed (whose
-                # files the first reconcile above took as its baseline).
-                done = _reconcile(index, settings, rels, baseline=False)
-                result["recorded"] = [of_change(c) for c in done]
-            except SymdiffError as err:
-                errors.append(_render(err))
+    if recorder is not None and rels:
+        try:
+            recorder.before(rels)
+        except SymdiffError as err:
+            errors.append(err.render())
+            recorder = None
+    commit(writes)
+    result["applied"] = True
+    if recorder is not None and rels:
+        try:
+            result["recorded"] = recorder.after(rels)
+        except SymdiffError as err:
+            errors.append(err.render())
     if errors:
         result["record_error"] = "; ".join(errors)
     return result

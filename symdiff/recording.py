@@ -1,0 +1,49 @@
+"""Recording an applied edit in the workspace index: the Recorder that apply_edits is given.
+
+The edited paths are reconciled once before the write, so that an earlier, unrecorded change to
+them is recorded as its own record (or, in a workspace never indexed, taken as their baseline),
+and once after it with `baseline=False`, so that the edit is always a record of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from symdiff.config import Settings
+from symdiff.errors import SymdiffError
+from symdiff.indexer import reconcile
+from symdiff.records import of_change
+from symdiff.store import Store
+
+
+class IndexRecorder:
+    """Records edits in the workspace's open `store`."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self._store = store
+        self._settings = settings
+
+    def before(self, paths: Sequence[str]) -> None:
+        """Snapshot `paths` (relative to the root) as they are before the write."""
+        reconcile(self._store, self._settings, paths=paths)
+
+    def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
+        """Record the write of `paths`; the change records now in the index."""
+        report = reconcile(self._store, self._settings, paths=paths, baseline=False)
+        return [dict(of_change(c)) for c in report.changes]
+
+
+class UnavailableRecorder:
+    """Stands in for an index that could not be opened: the edit still applies, and the
+    result's `record_error` says why it was not recorded."""
+
+    def __init__(self, error: SymdiffError) -> None:
+        self._error = error
+
+    def before(self, paths: Sequence[str]) -> None:
+        """Fail with the error that kept the index closed."""
+        raise self._error
+
+    def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
+        """Fail with the error that kept the index closed."""
+        raise self._error
