@@ -12,7 +12,6 @@ the default query and for since=720h scope=test limit=500.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
@@ -22,8 +21,9 @@ from pathlib import Path
 
 from sqlalchemy import func, select, text
 
+from symdiff.config import Settings
 from symdiff.heap import settle_heap
-from symdiff.query import diff
+from symdiff.query import DiffQuery, diff
 from symdiff.store import Store
 from symdiff.store import tables as t
 
@@ -49,10 +49,6 @@ def _files(rng: random.Random) -> list[tuple[str, str]]:
         else:
             out.append((f"src/pkg{i % 200}/mod{i}.py", "impl"))
     return out
-
-
-def _symbol_json(row: dict[str, object]) -> dict[str, object]:
-    return {k: row[k] for k in ("name", "kind", "change_type", "start_line", "end_line")}
 
 
 def fill(store: Store) -> None:
@@ -90,8 +86,6 @@ def fill(store: Store) -> None:
                     "change_type": "modify", "lines_added": rng.randrange(1, 40),
                     "lines_removed": rng.randrange(0, 40), "scope": scope, "language": "python",
                     "old_hash": None, "new_hash": None,
-                    # As Store.apply writes it: SPEC.md's symbol objects, compact JSON.
-                    "symbols": json.dumps([_symbol_json(m) for m in mine], separators=(",", ":")),
                 })
             with conn.begin():
                 conn.execute(t.changes.insert(), changes)
@@ -118,7 +112,7 @@ def measure(fn: Callable[[], object], runs: int) -> tuple[float, float]:
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
 
-def bench(name: str, store: Store, runs: int) -> None:
+def bench(name: str, store: Store, url: str, runs: int) -> None:
     print(f"{name}:")
     fill(store)
     # Measured as `symdiff serve` runs: with the start-up heap frozen (see settle_heap); without
@@ -129,12 +123,23 @@ def bench(name: str, store: Store, runs: int) -> None:
         "default (since=24h limit=50 scope=impl)": {},
         "since=720h scope=test limit=500": {"since": "720h", "scope": "test", "limit": 500},
     }
+    settings = Settings(root=ROOT, db_url=url, host=HOST)
     for label, args in cases.items():
-        def run(args: dict[str, object] = args) -> object:
-            return diff(store, root=ROOT, host=HOST, now=NOW, **args)  # type: ignore[arg-type]
-        n = len(diff(store, root=ROOT, host=HOST, now=NOW, **args))  # type: ignore[arg-type]
+        query = DiffQuery(**args)  # type: ignore[arg-type]
+
+        def run(query: DiffQuery = query) -> object:
+            return diff(settings, query, store=store, now=NOW)
+
+        n = len(diff(settings, query, store=store, now=NOW).records)
         p50, p99 = measure(run, runs)
         print(f"  {label:<42} {n:>4} records  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms")
+    # As the MCP tool and the CLI call it: the query opens the database itself, every call.
+    def opened() -> object:
+        return diff(settings, DiffQuery(), now=NOW)
+
+    p50, p99 = measure(opened, runs)
+    print(f"  {'default, opening the database per call':<42} {'':>4}          "
+          f"p50 {p50:7.2f} ms  p99 {p99:7.2f} ms")
 
 
 def _pg_store() -> Store | None:
@@ -159,13 +164,14 @@ def main() -> None:
     opts = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
     (CACHE / ".gitignore").write_text("*\n")
-    with Store(f"sqlite:///{CACHE / 'query_latency.db'}") as store:
-        bench("SQLite", store, opts.runs)
+    url = f"sqlite:///{CACHE / 'query_latency.db'}"
+    with Store(url) as store:
+        bench("SQLite", store, url, opts.runs)
     if not opts.skip_postgres:
         pg = _pg_store()
         if pg is not None:
             with pg:
-                bench("PostgreSQL", pg, opts.runs)
+                bench("PostgreSQL", pg, PG_BENCH, opts.runs)
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ def open_existing(settings: Settings) -> Store | None:
     on_file = url.startswith("sqlite:///") and url != "sqlite:///:memory:"
     if on_file and not Path(url.removeprefix("sqlite:///")).is_file():
         return None
-    return Store(url)
+    return Store(url, read_only=True)
 
 
 def diff(

@@ -36,7 +36,7 @@ def _count_changes(settings: Settings) -> int | None:
     from symdiff.store import Store
 
     try:
-        with Store(settings.db_url) as store:
+        with Store(settings.db_url, read_only=True) as store:
             ws = store.find_workspace(str(settings.root), settings.host)
             return None if ws is None else store.count_changes(ws.id)
     except StoreError:

@@ -207,3 +207,28 @@ def test_file_states_under_a_path_is_that_file_or_that_directory(
         assert sorted(store.file_states(ws.id, under=["a/b", "ab"])) == ["a/b/y.py", "ab/z.py"]
         assert sorted(store.file_states(ws.id, under=["", "zzz"])) == sorted(paths)
         assert store.file_states(ws.id, under=["missing"]) == {}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_reader_store_refuses_writes(backend: str, request: pytest.FixtureRequest) -> None:
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    with Store(url) as writer:
+        ws = writer.ensure_workspace("/r", "h")
+        writer.apply(ws.id, [Mutation(change=_change("a.py", datetime.now(UTC)))])
+    with Store(url, read_only=True) as reader:
+        assert [w.root for w in reader.workspaces()] == ["/r"]
+        assert reader.count_changes(ws.id) == 1
+        with pytest.raises(StoreError, match="write failed: .*read.?only"):
+            reader.ensure_workspace("/other", "h")
+        with pytest.raises(StoreError, match="write failed"):
+            reader.apply(ws.id, [Mutation(change=_change("b.py", datetime.now(UTC)))])
+        assert reader.count_changes(ws.id) == 1
+
+
+def test_a_reader_store_migrates_a_database_that_is_behind(sqlite_url: str) -> None:
+    engine = make_engine(sqlite_url)
+    with engine.connect() as conn:
+        upgrade(conn, to="0001")
+    engine.dispose()
+    with Store(sqlite_url, read_only=True) as reader:
+        assert reader.revision() == HEAD

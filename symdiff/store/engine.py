@@ -23,6 +23,11 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def _sqlite_query_only(dbapi_conn: Any, _record: Any) -> None:
+    # A reader's connection refuses every write, whatever a bug upstream asks of it.
+    dbapi_conn.execute("PRAGMA query_only=ON")
+
+
 def _sqlite_begin(conn: Connection) -> None:
     # Writers take the write lock up front, so two writers queue on busy_timeout instead of
     # failing with SQLITE_BUSY on a read-to-write upgrade; readers stay deferred (WAL).
@@ -30,8 +35,12 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
-def make_engine(url: str) -> Engine:
-    """An engine with symdiff's connection rules (WAL, busy timeout, explicit BEGIN on SQLite)."""
+def make_engine(url: str, *, read_only: bool = False) -> Engine:
+    """An engine with symdiff's connection rules (WAL, busy timeout, explicit BEGIN on SQLite).
+
+    `read_only`: every connection refuses writes (SQLite `query_only`, PostgreSQL read-only
+    transactions), for processes that only read: the query, `status`.
+    """
     if url.startswith("sqlite"):
         memory = url in ("sqlite://", "sqlite:///:memory:")
         if not memory and url.startswith("sqlite:///"):
@@ -45,8 +54,13 @@ def make_engine(url: str) -> Engine:
             url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs
         )
         event.listen(engine, "connect", _sqlite_pragmas)
+        if read_only:
+            event.listen(engine, "connect", _sqlite_query_only)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
+    if read_only and url.startswith("postgresql"):
+        return create_engine(url, pool_pre_ping=True, connect_args={
+            "options": "-c default_transaction_read_only=on"})
     return create_engine(url, pool_pre_ping=True)
 
 

@@ -65,18 +65,33 @@ def _without_password(url: str) -> str:
         return "<a malformed database URL>"
 
 
-class Store:
-    """A symdiff database. Opening it runs pending migrations (Alembic loads only then)."""
+def _migrate(url: str) -> None:
+    """Bring a database's schema to the newest revision, on a writable connection."""
+    from symdiff.store.migrate import upgrade
 
-    def __init__(self, url: str) -> None:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            upgrade(conn)
+    finally:
+        engine.dispose()
+
+
+class Store:
+    """A symdiff database. Opening it runs pending migrations (Alembic loads only then).
+
+    `read_only=True` opens it for reading: every connection refuses writes. (A schema that is
+    behind is still migrated first, on a connection of its own.)
+    """
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.safe_url = _without_password(url)
         try:
-            self.engine = make_engine(url)
+            self.engine = make_engine(url, read_only=read_only)
             with self.engine.connect() as conn:
-                if not is_current(conn):
-                    from symdiff.store.migrate import upgrade
-
-                    upgrade(conn)
+                current = is_current(conn)
+            if not current:
+                _migrate(url)
         except SQLAlchemyError as exc:
             raise StoreError(
                 f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
