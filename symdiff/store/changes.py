@@ -95,22 +95,19 @@ def select_changes(conn: Connection, f: ChangeFilter) -> list[StoredChange]:
         q = q.where(c.workspace_id.in_(list(f.workspace_ids)))
     if f.scope is not None:
         q = q.where(c.scope == f.scope.value)
-    rows = conn.execute(q.order_by(c.ts_us.desc(), c.id.desc()).limit(f.limit)).all()
-    symbols = _symbols(conn, [r.id for r in rows])
+    rows = conn.execute(q.order_by(c.ts_us.desc(), c.id.desc()).limit(f.limit)).tuples().all()
+    symbols = _symbols(conn, [r[0] for r in rows])
     return [
         StoredChange(
-            id=r.id,
-            workspace=r.root,
-            ts_us=r.ts_us,
-            old_hash=r.old_hash,
-            new_hash=r.new_hash,
+            id=id_, workspace=root, ts_us=ts_us, old_hash=old_hash, new_hash=new_hash,
             record=change_record(
-                path=r.path, old_path=r.old_path, ts_us=r.ts_us, change_type=r.change_type,
-                lines_added=r.lines_added, lines_removed=r.lines_removed, scope=r.scope,
-                language=r.language, symbols=symbols.get(r.id, []),
+                path=path, old_path=old_path, ts_us=ts_us, change_type=change_type,
+                lines_added=added, lines_removed=removed, scope=scope, language=language,
+                symbols=symbols.get(id_, []),
             ),
         )
-        for r in rows
+        for (id_, root, path, old_path, ts_us, change_type, added, removed, scope, language,
+             old_hash, new_hash) in rows
     ]
 
 
@@ -126,15 +123,12 @@ def _symbols(conn: Connection, ids: Sequence[int]) -> dict[int, list[SymbolRecor
             )
             .where(s.change_id.in_(ids[i : i + _CHUNK]))
             .order_by(s.change_id, s.ordinal)
-        )
-        for r in rows:
-            out.setdefault(r.change_id, []).append(
-                symbol_record(
-                    name=r.name, kind=r.kind, change_type=r.change_type,
-                    start_line=r.start_line, end_line=r.end_line,
-                    renamed_from=r.renamed_from, renamed_to=r.renamed_to,
-                )
-            )
+        ).tuples().all()  # plain tuples: this loop runs for every symbol of every record
+        for change_id, name, kind, change_type, start, end, renamed_from, renamed_to in rows:
+            out.setdefault(change_id, []).append(symbol_record(
+                name=name, kind=kind, change_type=change_type, start_line=start, end_line=end,
+                renamed_from=renamed_from, renamed_to=renamed_to,
+            ))  # fmt: skip
     return out
 
 
