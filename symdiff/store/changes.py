@@ -95,7 +95,7 @@ def select_changes(conn: Connection, f: ChangeFilter) -> list[StoredChange]:
         q = q.where(c.workspace_id.in_(list(f.workspace_ids)))
     if f.scope is not None:
         q = q.where(c.scope == f.scope.value)
-    rows = conn.execute(q.order_by(c.ts_us.desc(), c.id.desc()).limit(f.limit)).tuples().all()
+    rows = conn.execute(q.order_by(c.ts_us.desc(), c.id.desc()).limit(f.limit)).all()
     symbols = _symbols(conn, [r[0] for r in rows])
     return [
         StoredChange(
@@ -123,7 +123,7 @@ def _symbols(conn: Connection, ids: Sequence[int]) -> dict[int, list[SymbolRecor
             )
             .where(s.change_id.in_(ids[i : i + _CHUNK]))
             .order_by(s.change_id, s.ordinal)
-        ).tuples().all()  # plain tuples: this loop runs for every symbol of every record
+        ).all()  # rows unpack as tuples: this loop runs for every symbol of every record
         for change_id, name, kind, change_type, start, end, renamed_from, renamed_to in rows:
             out.setdefault(change_id, []).append(symbol_record(
                 name=name, kind=kind, change_type=change_type, start_line=start, end_line=end,
