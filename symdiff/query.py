@@ -15,6 +15,7 @@ from symdiff.errors import DurationError, InvalidArgs
 from symdiff.model import Scope
 from symdiff.records import ChangeRecord
 from symdiff.store import ChangeFilter, Store, StoredChange, Workspace
+from symdiff.store.readers import reader
 from symdiff.sync import sync
 from symdiff.timestamps import to_us
 
@@ -187,18 +188,6 @@ def change_patch(store: Store, change: StoredChange) -> dict[str, object]:
     return build_diff([fp], root=change.workspace)
 
 
-def open_existing(settings: Settings) -> Store | None:
-    """The workspace's Store, or None while its SQLite file does not exist (nothing indexed).
-
-    A query never creates a database: asking in a tree nobody indexed answers "no changes".
-    """
-    url = settings.db_url
-    on_file = url.startswith("sqlite:///") and url != "sqlite:///:memory:"
-    if on_file and not Path(url.removeprefix("sqlite:///")).is_file():
-        return None
-    return Store(url, read_only=True)
-
-
 def diff(
     settings: Settings,
     query: DiffQuery | None = None,
@@ -211,19 +200,17 @@ def diff(
     The arguments are checked before any database work. A running daemon first records the
     saves made before this call (read-your-writes); `stale` says it did not confirm in time.
     The query covers `settings.root`'s workspace on `settings.host` unless `query.workspace`
-    says otherwise. `store` is an open Store to use instead of opening `settings.db_url` for
-    this one query; `now` is the clock seam.
+    says otherwise. The database is read through the process's read-only Store for
+    `settings.db_url` (opened at the first query, kept open: store/readers.py); `store` is the
+    seam for a caller that holds one already. `now` is the clock seam.
     """
     query = query or DiffQuery()
     window = parse(query)
     stale = not sync(settings.root)
-    if store is not None:
-        return Answer(_records(store, settings, query, window, now), stale=stale)
-    opened = open_existing(settings)
-    if opened is None:
+    store = store or reader(settings.db_url)
+    if store is None:  # nothing indexed yet
         return Answer([], stale=stale)
-    with opened:
-        return Answer(_records(opened, settings, query, window, now), stale=stale)
+    return Answer(_records(store, settings, query, window, now), stale=stale)
 
 
 def _records(

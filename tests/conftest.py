@@ -101,3 +101,12 @@ def stored(
     assert isinstance(store, Store)
     start = since if isinstance(since, datetime) else datetime(2000, 1, 1, tzinfo=UTC)
     return store.changes(ChangeFilter(workspace_ids, to_us(start), scope, limit))  # type: ignore[arg-type, return-value]
+
+
+@pytest.fixture(autouse=True)
+def _close_kept_readers() -> Iterator[None]:
+    """The query keeps read-only stores open for the process; each test starts without any."""
+    yield
+    from symdiff.store.readers import close_all
+
+    close_all()

@@ -291,3 +291,23 @@ def test_settings_source_reads_the_workspace_database(sqlite_url: str, root: Pat
     settings = Settings.resolve(root, db=sqlite_url, host=HOST)
     assert paths(diff(settings, now=NOW).records) == ["x.py"]
     assert paths(diff(settings, now=NOW + timedelta(hours=25)).records) == []
+
+
+def test_the_query_keeps_its_reader_open_and_reopens_a_replaced_file(sqlite_url: str,
+                                                                     root: Path) -> None:
+    from symdiff.store.readers import reader
+
+    db = Path(sqlite_url.removeprefix("sqlite:///"))
+    db.parent.mkdir(parents=True)
+    with Store(sqlite_url) as s:
+        add_change(s, s.ensure_workspace(str(root), HOST).id, "x.py", ago=timedelta(minutes=5))
+    settings = Settings.resolve(root, db=sqlite_url, host=HOST)
+    assert paths(diff(settings, now=NOW).records) == ["x.py"]
+    kept = reader(sqlite_url)
+    assert kept is not None and reader(sqlite_url) is kept
+    for suffix in ("", "-wal", "-shm"):  # another database now lives at that path
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    with Store(sqlite_url) as s:
+        add_change(s, s.ensure_workspace(str(root), HOST).id, "y.py", ago=timedelta(minutes=5))
+    assert paths(diff(settings, now=NOW).records) == ["y.py"]
+    assert reader(sqlite_url) is not kept

@@ -218,7 +218,7 @@ def test_a_reader_store_refuses_writes(backend: str, request: pytest.FixtureRequ
     with Store(url, read_only=True) as reader:
         assert [w.root for w in reader.workspaces()] == ["/r"]
         assert reader.count_changes(ws.id) == 1
-        with pytest.raises(StoreError, match="write failed: .*read.?only"):
+        with pytest.raises(StoreError, match=r"write failed: .*read.?only"):
             reader.ensure_workspace("/other", "h")
         with pytest.raises(StoreError, match="write failed"):
             reader.apply(ws.id, [Mutation(change=_change("b.py", datetime.now(UTC)))])
