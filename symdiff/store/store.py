@@ -1,4 +1,9 @@
-"""The Store: the only code that writes SQL. Snapshots, file states, change records."""
+"""The Store: a database opened, its workspaces, file states and snapshots, and the atomic write
+path. Change rows themselves are written and read in `changes.py`; SQL lives nowhere else.
+
+A little over 300 lines: every method is one short transaction, kept together because they
+share the connection rules (`_read`, `_write`) and the one place errors become StoreError.
+"""
 
 from __future__ import annotations
 
