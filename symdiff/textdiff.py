@@ -7,8 +7,10 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from symdiff import fsgate
 from symdiff.acp import FilePatch, build_diff
 from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
+from symdiff.fsgate import Beneath
 from symdiff.linediff import count_lines, encode_text, is_binary, unified_diff
 
 READ_CAP = 4 * 1024 * 1024
@@ -43,9 +45,9 @@ def text_diff(
         _check_label(name, label)
     if path_mode:
         assert path_a is not None and path_b is not None  # _pick_mode checked both
-        real_a = _gate(path_a, "path_a", allowed_roots)
-        real_b = _gate(path_b, "path_b", allowed_roots)
-        old, new = _read(real_a, path_a), _read(real_b, path_b)
+        where_a = _gate(path_a, "path_a", allowed_roots)
+        where_b = _gate(path_b, "path_b", allowed_roots)
+        old, new = _read(where_a, path_a), _read(where_b, path_b)
         label_a = os.fspath(path_a) if label_a is None else label_a
         label_b = os.fspath(path_b) if label_b is None else label_b
     else:
@@ -67,7 +69,7 @@ def text_diff(
     }
     if path_mode:
         # The pair as one change: the modification that turns A's content into B's.
-        change = FilePatch("modify", str(real_a), old_bytes=old, new_bytes=new)
+        change = FilePatch("modify", str(where_a.path), old_bytes=old, new_bytes=new)
         result["acp"] = build_diff([change], root="/", context=context_lines)
     return result
 
@@ -112,27 +114,28 @@ def _text_bytes(text: object, name: str) -> bytes:
     return encode_text(text)
 
 
-def _gate(path: object, name: str, allowed_roots: Sequence[Path]) -> Path:
+def _gate(path: object, name: str, allowed_roots: Sequence[Path]) -> Beneath:
     """Resolve `path` (symlinks, `..`) and check it lies inside an allowed root."""
     if not isinstance(path, str | os.PathLike) or not os.fspath(path):
         raise InvalidArgs(f"{name} must be a non-empty path string")
     raw = Path(os.fspath(path))
     if not raw.is_absolute():
         raise InvalidArgs(f"{name} must be an absolute path, got {os.fspath(path)!r}")
-    try:
-        real = raw.resolve()
-        roots = [Path(root).resolve() for root in allowed_roots]
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise ToolFailed(f"cannot resolve {raw}: {exc}") from exc
-    if not any(real.is_relative_to(root) for root in roots):
+    real = fsgate.resolve(raw, raw)
+    where = fsgate.locate(real, [fsgate.resolve(Path(root), raw) for root in allowed_roots])
+    if where is None:
         raise FsDenied(f"{raw} is outside the allowed roots")
-    return real
+    return where
 
 
-def _read(real: Path, shown: PathArg) -> bytes:
-    """Read a regular file of at most READ_CAP bytes, without blocking on FIFOs or devices."""
+def _read(where: Beneath, shown: PathArg) -> bytes:
+    """Read a regular file of at most READ_CAP bytes, without blocking on FIFOs or devices.
+
+    The file is opened beneath its root, so a directory swapped for a symlink since the check
+    cannot carry the read outside it (fsgate).
+    """
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = fsgate.open_beneath(where, fsgate.READ_FLAGS)
     except FileNotFoundError as exc:
         raise ToolFailed(f"{os.fspath(shown)}: no such file") from exc
     except OSError as exc:
@@ -143,7 +146,7 @@ def _read(real: Path, shown: PathArg) -> bytes:
             raise ToolFailed(f"{os.fspath(shown)} is a directory")
         if not stat.S_ISREG(mode):
             raise ToolFailed(f"{os.fspath(shown)} is not a regular file")
-        data = _read_upto(fd, READ_CAP + 1)
+        data = fsgate.read_upto(fd, READ_CAP + 1)
     except OSError as exc:
         raise ToolFailed(f"cannot read {os.fspath(shown)}: {exc.strerror}") from exc
     finally:
@@ -151,18 +154,6 @@ def _read(real: Path, shown: PathArg) -> bytes:
     if len(data) > READ_CAP:
         raise ToolFailed(f"{os.fspath(shown)} is over the {READ_CAP}-byte read cap")
     return data
-
-
-def _read_upto(fd: int, limit: int) -> bytes:
-    chunks = []
-    left = limit
-    while left > 0:
-        chunk = os.read(fd, left)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def _lines(data: bytes) -> int:

@@ -29,6 +29,7 @@ from symdiff.edits import plan_edits
 from symdiff.edits.parse import parse_edits, parse_text
 from symdiff.edits.write import TMP_SUFFIX, Write, commit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, StoreError, ToolFailed
+from symdiff.fsgate import Beneath, locate
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "fixtures/acp/v2_schema.toolcallcontent.json").read_text()
@@ -57,6 +58,13 @@ def ws(tmp_path: Path) -> Path:
 
 def block(path: str, search: str, replace: str) -> str:
     return f"FILE: {path}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
+
+def at(root: Path, path: Path) -> Beneath:
+    """`path` beneath `root`, as the gate hands it to the writer."""
+    where = locate(path, [root])
+    assert where is not None
+    return where
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -360,6 +368,37 @@ def test_allow_root_and_a_symlink_inside_the_root(ws: Path, tmp_path: Path) -> N
     assert "def make_str2(" in (ws / "pkg/utils.py").read_text()
 
 
+def test_version_control_directories_are_never_written(ws: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    config = (ws / ".git/config").read_text()
+    (ws / "wt").mkdir()
+    (ws / "wt/.git").write_text("gitdir: ../.git\n")  # a worktree's .git is a file
+    (ws / ".hg").mkdir()
+    (ws / ".hg/hgrc").write_text("[hooks]\n")
+    (ws / "cfg").symlink_to(ws / ".git/config")
+    plant = "[core]\n\tfsmonitor = touch /tmp/pwned\n"
+    before = snapshot(ws)
+    for path, search in ((".git/config", "[core]\n"), ("cfg", "[core]\n"),
+                         (".git/hooks/pre-commit", ""), ("wt/.git", "gitdir: ../.git\n"),
+                         (".hg/hgrc", "[hooks]\n"), ("pkg/.GIT/config", ""),
+                         ("sub/.svn/entries", "")):
+        for dry_run in (True, False):
+            with pytest.raises(FsDenied) as err:
+                run(ws, [{"file": path, "blocks": [{"search": search, "replace": plant}]}],
+                    dry_run=dry_run)
+            assert "a version-control directory that apply_edits never writes" in str(err.value)
+    assert snapshot(ws) == before
+    assert (ws / ".git/config").read_text() == config
+    assert not (ws / ".git/hooks/pre-commit").exists() and not (ws / "pkg/.GIT").exists()
+    got = subprocess.run(["git", "-C", str(ws), "config", "--get", "core.fsmonitor"],
+                         capture_output=True, text=True)
+    assert got.returncode == 1 and got.stdout == ""
+    # Names that only look alike are ordinary files.
+    run(ws, block(".gitignore", "", "*.pyc\n") + block(".github/ci.yml", "", "on: push\n"),
+        dry_run=False, record=False)
+    assert (ws / ".gitignore").read_text() == "*.pyc\n"
+
+
 # -- apply: mode, backup, atomicity ----------------------------------------------------------
 
 def test_mode_kept_and_backup(ws: Path) -> None:
@@ -384,9 +423,9 @@ def test_rename_failing_midway_rolls_back_the_renamed_files(ws: Path) -> None:
     a.chmod(0o744)
     before = snapshot(ws)
     c.write_text("appeared after validation\n")  # a create whose target appeared meanwhile
-    writes = [Write(a, a.read_bytes(), b"A\n", a.stat().st_mode),
-              Write(b, b.read_bytes(), b"B\n", b.stat().st_mode),
-              Write(c, None, b"C\n", None)]
+    writes = [Write(at(ws, a), a.read_bytes(), b"A\n", a.stat().st_mode),
+              Write(at(ws, b), b.read_bytes(), b"B\n", b.stat().st_mode),
+              Write(at(ws, c), None, b"C\n", None)]
     with pytest.raises(ToolFailed, match="nothing changed"):
         commit(writes)
     c.unlink()
@@ -396,10 +435,10 @@ def test_rename_failing_midway_rolls_back_the_renamed_files(ws: Path) -> None:
 
 def test_file_changed_since_read_is_refused(ws: Path) -> None:
     a = ws / "pkg/core.py"
-    stale = Write(a, b"what it was\n", b"new\n", a.stat().st_mode)
+    stale = Write(at(ws, a), b"what it was\n", b"new\n", a.stat().st_mode)
     before = snapshot(ws)
     with pytest.raises(EditError, match="changed while the edit was being prepared"):
-        commit([Write(ws / "n.txt", None, b"n\n", None), stale])
+        commit([Write(at(ws, ws / "n.txt"), None, b"n\n", None), stale])
     assert snapshot(ws) == before
 
 

@@ -18,12 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from symdiff import fsgate
 from symdiff.acp import FilePatch, build_diff
 from symdiff.attribute import symbol_changes
 from symdiff.edits.parse import parse_edits
 from symdiff.edits.plan import FilePlan, display_path, plan_edits
 from symdiff.edits.write import Write, commit
-from symdiff.errors import EditError, SymdiffError
+from symdiff.errors import EditError, FsDenied, SymdiffError, ToolFailed
+from symdiff.fsgate import Beneath
 from symdiff.languages import language_for
 from symdiff.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
 from symdiff.records import of_symbol
@@ -52,26 +54,39 @@ def _file_result(plan: FilePlan, backup: str | None) -> dict[str, object]:
     return out
 
 
-def _backup_path(plan: FilePlan) -> Path:
-    return plan.real.with_name(plan.real.name + ".backup")
+def _backup_of(plan: FilePlan) -> Beneath:
+    where = plan.where
+    return Beneath(where.root, (*where.parts[:-1], where.parts[-1] + ".backup"))
 
 
 def _backup_write(plan: FilePlan) -> Write:
-    path = _backup_path(plan)
+    where = _backup_of(plan)
+    path = where.path
+    not_regular = EditError(f"cannot keep a backup: {path} exists and is not a regular file")
     try:
-        st = os.lstat(path)
+        fd = fsgate.open_beneath(where, fsgate.READ_FLAGS)
     except FileNotFoundError:
-        return Write(path, None, plan.old or b"", plan.mode)
-    if not stat.S_ISREG(st.st_mode):
-        raise EditError(f"cannot keep a backup: {path} exists and is not a regular file")
-    return Write(path, path.read_bytes(), plan.old or b"", plan.mode)
+        return Write(where, None, plan.old or b"", plan.mode)
+    except FsDenied:
+        if path.is_symlink():
+            raise not_regular from None
+        raise
+    except OSError as exc:
+        raise ToolFailed(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise not_regular
+        existing = fsgate.read_upto(fd, os.fstat(fd).st_size + 1)
+    finally:
+        os.close(fd)
+    return Write(where, existing, plan.old or b"", plan.mode)
 
 
 def _writes(plans: Sequence[FilePlan], *, backup: bool) -> list[Write]:
     """Backups first, so that no new content is in place before its backup."""
     changed = [p for p in plans if p.operation != "unchanged"]
     backups = [_backup_write(p) for p in changed if backup and p.old is not None]
-    return [*backups, *(Write(p.real, p.old, p.new, p.mode) for p in changed)]
+    return [*backups, *(Write(p.where, p.old, p.new, p.mode) for p in changed)]
 
 
 def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str, object]:
@@ -80,7 +95,7 @@ def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str
     files = []
     for p in plans:
         keeps = backup and p.old is not None and p.operation == "modify"
-        files.append(_file_result(p, display_path(_backup_path(p), root) if keeps else None))
+        files.append(_file_result(p, display_path(_backup_of(p).path, root) if keeps else None))
     acp = build_diff(
         [FilePatch(p.operation, str(p.real), old_bytes=p.old, new_bytes=p.new,
                    mode=_git_mode(p.mode)) for p in changed],
@@ -128,7 +143,7 @@ def apply_edits(
         recorder: records a real apply (paths relative to `root`); None records nothing.
     """
     root = root.resolve()
-    plans = plan_edits(parse_edits(edits), root=root, allowed_roots=write_roots)
+    plans = plan_edits(parse_edits(edits), root=root, write_roots=write_roots)
     writes = [] if dry_run else _writes(plans, backup=backup)
     result: dict[str, object] = {"dry_run": dry_run, "applied": False,
                                  **_preview(plans, root=root, backup=backup)}

@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from symdiff import fsgate
 from symdiff.config import MAX_FILE_SIZE, STATE_DIR
 from symdiff.edits.match import line_of, lines_list, near_match, occurrences
 from symdiff.edits.parse import Block, FileEdit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, ToolFailed
+from symdiff.fsgate import Beneath
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,12 +25,17 @@ class FilePlan:
     """One file's validated edit: where, what it holds now and what it will hold."""
 
     path: str  # as shown: relative to the root (POSIX), or absolute outside it
-    real: Path
+    where: Beneath
     operation: str  # "add" | "modify" | "unchanged"
     old: bytes | None
     new: bytes
     mode: int | None
     blocks: int
+
+    @property
+    def real(self) -> Path:
+        """The resolved absolute path."""
+        return self.where.path
 
 
 def display_path(real: Path, root: Path) -> str:
@@ -36,43 +43,60 @@ def display_path(real: Path, root: Path) -> str:
     return real.relative_to(root).as_posix() if real.is_relative_to(root) else str(real)
 
 
-def resolve_path(raw: str, *, root: Path, allowed_roots: Sequence[Path]) -> Path:
-    """The real path of an edit target (symlinks and `..` resolved), inside an allowed root."""
+def resolve_path(raw: str, *, root: Path, write_roots: Sequence[Path]) -> Beneath:
+    """An edit target, resolved (symlinks and `..`), inside the root or a write root, and
+    outside every directory that is never written (fsgate.PROTECTED)."""
     if "\0" in raw:
         raise InvalidArgs(f"path {raw!r} contains a NUL byte")
     p = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
-    try:
-        real = (p if p.is_absolute() else root / p).resolve()
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise ToolFailed(f"cannot resolve {raw}: {exc}") from exc
-    if not any(real.is_relative_to(r) for r in (root, *allowed_roots)):
+    real = fsgate.resolve(p if p.is_absolute() else root / p, raw)
+    where = fsgate.locate(real, [root, *write_roots])
+    if where is None:
         raise FsDenied(f"{raw} resolves to {real}, outside the allowed roots")
-    if real.is_relative_to(root / STATE_DIR):
+    part = fsgate.protected_part(where)
+    if part is not None and part.casefold() == STATE_DIR:
         raise FsDenied(f"{raw} is inside symdiff's own {STATE_DIR}/ directory")
-    return real
+    if part is not None:
+        raise FsDenied(f"{raw} is inside {part}/, a version-control directory that apply_edits "
+                       "never writes (a planted hook or setting such as core.fsmonitor would "
+                       "run code)")
+    return where
 
 
-def _read(real: Path, shown: str) -> tuple[bytes | None, int | None]:
-    """The bytes and mode of an existing regular file, or (None, None) when absent."""
+def _missing(real: Path, shown: str) -> tuple[None, None]:
+    """An absent target: fine when its nearest existing ancestor is a directory."""
+    parent = real.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise EditError(f"{shown}: {parent} is not a directory")
+    return None, None
+
+
+def _read(where: Beneath, shown: str) -> tuple[bytes | None, int | None]:
+    """The bytes and mode of an existing regular file, or (None, None) when absent.
+
+    Opened beneath its root (fsgate): a directory swapped for a symlink since the path was
+    checked is refused, never followed.
+    """
     try:
-        st = os.stat(real)
+        fd = fsgate.open_beneath(where, fsgate.READ_FLAGS)
     except FileNotFoundError:
-        parent = real.parent
-        while not parent.exists():
-            parent = parent.parent
-        if not parent.is_dir():
-            raise EditError(f"{shown}: {parent} is not a directory") from None
-        return None, None
+        return _missing(where.path, shown)
     except OSError as exc:
         raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
-    if not stat.S_ISREG(st.st_mode):
-        raise EditError(f"{shown} is not a regular file")
-    if st.st_size > MAX_FILE_SIZE:
-        raise EditError(f"{shown} is over the {MAX_FILE_SIZE // (1024 * 1024)} MiB edit cap")
     try:
-        return real.read_bytes(), st.st_mode
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise EditError(f"{shown} is not a regular file")
+        data = fsgate.read_upto(fd, MAX_FILE_SIZE + 1)
     except OSError as exc:
         raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    if max(st.st_size, len(data)) > MAX_FILE_SIZE:
+        raise EditError(f"{shown} is over the {MAX_FILE_SIZE // (1024 * 1024)} MiB edit cap")
+    return data, st.st_mode
 
 
 def _eol(content: str) -> str:
@@ -159,37 +183,38 @@ def _run_blocks(shown: str, old: bytes | None, blocks: Sequence[Block]) -> bytes
     return new.encode("utf-8")
 
 
-def _group(files: Sequence[FileEdit], *, root: Path, allowed_roots: Sequence[Path]
-           ) -> dict[Path, list[Block]]:
-    """Blocks per real path, in message order; two spellings of one file are one file."""
-    grouped: dict[Path, list[Block]] = {}
+def _group(files: Sequence[FileEdit], *, root: Path, write_roots: Sequence[Path]
+           ) -> dict[Beneath, list[Block]]:
+    """Blocks per resolved path, in message order; two spellings of one file are one file."""
+    grouped: dict[Beneath, list[Block]] = {}
     for fe in files:
-        real = resolve_path(fe.path, root=root, allowed_roots=allowed_roots)
-        grouped.setdefault(real, []).extend(fe.blocks)
+        where = resolve_path(fe.path, root=root, write_roots=write_roots)
+        grouped.setdefault(where, []).extend(fe.blocks)
     return grouped
 
 
 def plan_edits(files: Sequence[FileEdit], *, root: Path,
-               allowed_roots: Sequence[Path] = ()) -> list[FilePlan]:
+               write_roots: Sequence[Path] = ()) -> list[FilePlan]:
     """Validate every block of every file against the files as they are; write nothing.
 
-    Raises FsDenied for a path outside the allowed roots, and one EditError listing every
-    file whose blocks do not fit (a file's later blocks are not tried after its first miss).
+    Raises FsDenied for a path outside the root and the write roots, and one EditError listing
+    every file whose blocks do not fit (a file's later blocks are not tried after its first
+    miss).
     """
     root = root.resolve()
-    allowed = [Path(r).resolve() for r in allowed_roots]
+    allowed = [Path(r).resolve() for r in write_roots]
     plans: list[FilePlan] = []
     errors: list[str] = []
-    for real, blocks in _group(files, root=root, allowed_roots=allowed).items():
-        shown = display_path(real, root)
+    for where, blocks in _group(files, root=root, write_roots=allowed).items():
+        shown = display_path(where.path, root)
         try:
-            old, mode = _read(real, shown)
+            old, mode = _read(where, shown)
             new = _run_blocks(shown, old, blocks)
         except EditError as err:
             errors.append(err.reason)
             continue
         operation = "add" if old is None else "modify" if new != old else "unchanged"
-        plans.append(FilePlan(shown, real, operation, old, new, mode, len(blocks)))
+        plans.append(FilePlan(shown, where, operation, old, new, mode, len(blocks)))
     if errors:
         head = "nothing was written; " if len(errors) == 1 else (
             f"{len(errors)} files have blocks that do not fit; nothing was written:\n")
