@@ -286,13 +286,14 @@ def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: st
 @click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
               help="Workspace root; relative paths in the edits are relative to it (default: .).")
 @db_option
-@click.option("--allow", "allow", multiple=True, type=click.Path(file_okay=False, exists=True),
-              help="Another directory the edits may write in (repeatable).")
+@click.option("--allow-write", "allow_write", multiple=True,
+              type=click.Path(file_okay=False, exists=True),
+              help="Another directory the edits may write in (repeatable; the root always).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Validate and preview; write nothing.")
 @click.option("--backup", "backup", is_flag=True, help="Keep each edited file as <file>.backup.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 def apply_cmd(source: TextIO, root: str | None, db: str | None,
-              allow: tuple[str, ...], dry_run: bool, backup: bool, as_json: bool) -> None:
+              allow_write: tuple[str, ...], dry_run: bool, backup: bool, as_json: bool) -> None:
     """Apply SEARCH/REPLACE edits from SOURCE (a file, or - for stdin; default: -).
 
     SOURCE holds `FILE: path` lines each followed by `<<<<<<< SEARCH` / `=======` /
@@ -307,7 +308,7 @@ def apply_cmd(source: TextIO, root: str | None, db: str | None,
     settings = Settings.resolve(root, db=db)
     try:
         result = apply_edits(source.read(), settings=settings,
-                             allow_write=[Path(a).resolve() for a in allow],
+                             allow_write=[Path(a).resolve() for a in allow_write],
                              dry_run=dry_run, backup=backup)
     except SymdiffError as err:
         fail(err)

@@ -91,13 +91,15 @@ def test_parse_error_exits_2(ws: Path) -> None:
     assert res.stderr.startswith("symdiff: invalid_args: line 2: ")
 
 
-def test_outside_the_root_needs_allow(ws: Path, tmp_path: Path) -> None:
+def test_outside_the_root_needs_allow_write(ws: Path, tmp_path: Path) -> None:
     extra = (tmp_path / "extra").resolve()
     extra.mkdir()
     edit = f"FILE: {extra / 'n.txt'}\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n"
     res = symdiff(ws, "apply", stdin=edit)
     assert res.returncode == 1 and res.stderr.startswith("symdiff: fs_denied: ")
-    res = symdiff(ws, "apply", "--allow", str(extra), stdin=edit)
+    res = symdiff(ws, "apply", "--allow", str(extra), stdin=edit)  # the old spelling is gone
+    assert res.returncode == 2 and "No such option '--allow'" in res.stderr
+    res = symdiff(ws, "apply", "--allow-write", str(extra), stdin=edit)
     assert res.returncode == 0, res.stderr
     assert (extra / "n.txt").read_text() == "new\n"
 

@@ -146,7 +146,6 @@ def _outside_untouched(outside: Path) -> None:
     assert (outside / "secret.txt").read_text() == "SECRET\n"
 
 
-@pytest.mark.slow
 def test_text_diff_never_reads_outside_while_a_directory_is_swapped(
     arena: tuple[Path, Path, int], mode: str
 ) -> None:
@@ -168,7 +167,6 @@ def test_text_diff_never_reads_outside_while_a_directory_is_swapped(
     _outside_untouched(outside)
 
 
-@pytest.mark.slow
 def test_apply_edits_never_writes_outside_while_a_directory_is_swapped(
     arena: tuple[Path, Path, int], mode: str
 ) -> None:
