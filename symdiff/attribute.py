@@ -11,9 +11,11 @@ view of a file; split apart, each piece would only make sense by reading the oth
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
 import itertools
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -84,6 +86,12 @@ def symbol_changes(
     """
     if language is None or old == new:
         return []
+    key = (language, _digest(old), _digest(new))
+    with _memo_lock:
+        hit = _memo.get(key)
+        if hit is not None:
+            _memo.move_to_end(key)
+            return list(hit)
     from symdiff.extract import extract  # the extractor imports tree-sitter; keep this module light
 
     old_symbols = extract(language, old) if old is not None else []
@@ -92,7 +100,40 @@ def symbol_changes(
     new_source = new if new is not None else b""
     if diff is None:
         diff = diff_lines(old_source, new_source)
-    return attribute(old_symbols, new_symbols, old_source, new_source, diff)
+    changes = attribute(old_symbols, new_symbols, old_source, new_source, diff)
+    _remember(key, changes)
+    return changes
+
+
+# The same pair of contents is attributed more than once: an edit's preview and its record in
+# the index (the file as it was, and as the edit leaves it), a dry run and the real apply after
+# it. Extraction caches symbols by content, but not a huge file's (extract.CACHE_SYMBOLS); the
+# answer, though, is small however large the file is: only what changed. So the last answers
+# are kept, keyed by the digests of both sides, which keeps this function pure to its callers.
+_MEMO_SIZE = 64
+_MEMO_CHANGES = 20_000
+_memo: OrderedDict[tuple[str, bytes | None, bytes | None], tuple[SymbolChange, ...]] = (
+    OrderedDict()
+)
+_memo_lock = threading.Lock()
+_memo_held = 0
+
+
+def _digest(data: bytes | None) -> bytes | None:
+    return None if data is None else hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _remember(key: tuple[str, bytes | None, bytes | None], changes: list[SymbolChange]) -> None:
+    global _memo_held
+    if len(changes) > _MEMO_CHANGES // 4:
+        return  # a whole huge file added or removed would evict everything else
+    with _memo_lock:
+        previous = _memo.pop(key, None)
+        _memo_held -= len(previous) if previous is not None else 0
+        _memo[key] = tuple(changes)
+        _memo_held += len(changes)
+        while len(_memo) > _MEMO_SIZE or _memo_held > _MEMO_CHANGES:
+            _memo_held -= len(_memo.popitem(last=False)[1])
 
 
 def attribute(

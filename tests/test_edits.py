@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 from conftest import stored
 
+from symdiff import attribute as attribute_module
 from symdiff.api import apply_edits, index, open_store
 from symdiff.config import Settings
 from symdiff.edits import apply_edits as apply_core
@@ -664,3 +665,23 @@ def test_a_dry_run_and_an_unrecorded_apply_never_open_the_index(ws: Path) -> Non
     assert "record_error" not in run(ws, edit)
     done = run(ws, edit, dry_run=False, record=False)
     assert done["applied"] and "record_error" not in done and "recorded" not in done
+
+
+def test_the_record_reuses_the_previews_attribution(ws: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _settings(ws)
+    index(settings)
+    runs: list[int] = []
+    real = attribute_module.attribute
+
+    def counted(*args: Any) -> Any:
+        runs.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(attribute_module, "attribute", counted)
+    edit = [{"file": "pkg/utils.py", "blocks": [{"search": "def make_str(",
+                                                   "replace": "def make_str7("}]}]
+    result = apply_edits(edit, settings=settings, dry_run=False)
+    [record] = result["recorded"]
+    assert record["symbols"] == result["files"][0]["symbols"] != []
+    assert len(runs) == 1  # the preview's; the index's record of the same pair reused it

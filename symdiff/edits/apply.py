@@ -47,7 +47,7 @@ def _file_result(plan: FilePlan, backup: str | None) -> dict[str, object]:
         "lines_added": diff.lines_added,
         "lines_removed": diff.lines_removed,
         "language": language,
-        "symbols": [of_symbol(s) for s in symbol_changes(language, plan.old, plan.new)],
+        "symbols": [of_symbol(s) for s in symbol_changes(language, plan.old, plan.new, diff=diff)],
     }
     if backup is not None:
         out["backup"] = backup
