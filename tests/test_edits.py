@@ -336,6 +336,34 @@ def test_lf_search_in_a_mixed_file_reports_line_endings(ws: Path) -> None:
         run(ws, block("m.txt", "a\nB\nC\n", "x\n"))
 
 
+# -- byte order mark -------------------------------------------------------------------------
+
+BOM = "\ufeff".encode()
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_a_bom_file_first_line_matches_without_the_bom_and_keeps_it(ws: Path, eol: bytes) -> None:
+    target = ws / "bom.py"
+    target.write_bytes(BOM + b"import os" + eol + b"def f():" + eol + b"    return os.sep" + eol)
+    result = run(ws, block("bom.py", "import os\n", "import os\nimport sys\n"),
+                 dry_run=False, record=False)
+    assert target.read_bytes() == (BOM + b"import os" + eol + b"import sys" + eol + b"def f():"
+                                   + eol + b"    return os.sep" + eol)
+    assert result["files"][0]["lines_added"] == 1 and result["files"][0]["lines_removed"] == 0
+    # The search may carry the BOM too (copied with the file), and JSON substrings fit as well.
+    run(ws, block("bom.py", "\ufeffimport os\n", "import pathlib\n"), dry_run=False, record=False)
+    run(ws, [{"file": "bom.py", "blocks": [{"search": "import pathlib", "replace": "import re"}]}],
+        dry_run=False, record=False)
+    assert target.read_bytes().startswith(BOM + b"import re" + eol + b"import sys" + eol)
+    assert target.read_bytes().count(BOM) == 1
+
+
+def test_a_bom_in_the_search_of_a_file_without_one_is_named(ws: Path) -> None:
+    (ws / "plain.py").write_text("import os\n")
+    with pytest.raises(EditError, match=r"starts with a UTF-8 byte order mark \(U\+FEFF\)"):
+        run(ws, block("plain.py", "\ufeffimport os\n", "import sys\n"))
+
+
 # -- paths -----------------------------------------------------------------------------------
 
 def test_paths_escaping_the_root_are_fs_denied(ws: Path, tmp_path: Path) -> None:

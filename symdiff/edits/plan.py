@@ -19,6 +19,8 @@ from symdiff.edits.parse import Block, FileEdit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, ToolFailed
 from symdiff.fsgate import Beneath
 
+BOM = "\ufeff"
+
 
 @dataclass(frozen=True, slots=True)
 class FilePlan:
@@ -123,6 +125,7 @@ class _Doc:
     text: str | None
     eol: str
     virtual_eol: bool = False
+    bom: bool = False  # the file starts with a UTF-8 BOM, held apart while the blocks run
 
 
 def _apply_block(doc: _Doc, block: Block) -> None:
@@ -137,6 +140,8 @@ def _apply_block(doc: _Doc, block: Block) -> None:
     # Readings come preferred first; the first that fits the file exactly once wins.
     counts: list[list[int]] = []
     for search, replace in block.readings():
+        if doc.bom:  # a search copied with the file's BOM still fits its first line
+            search, replace = search.removeprefix(BOM), replace.removeprefix(BOM)
         if search == "":
             continue
         for s, r in _variants(search, replace, doc.eol, doc.text):
@@ -148,7 +153,7 @@ def _apply_block(doc: _Doc, block: Block) -> None:
             if found:
                 counts.append(found)
                 break
-    search = block.search
+    search = block.search.removeprefix(BOM) if doc.bom else block.search
     if search == "":
         raise EditError(f"{label}: an empty SEARCH creates a file, but {doc.shown} exists")
     if counts:
@@ -157,6 +162,9 @@ def _apply_block(doc: _Doc, block: Block) -> None:
         raise EditError(f"{label}: the search text occurs {len(found)} times (at lines "
                         f"{lines_list(lines)}, counting the earlier blocks' changes); "
                         "add surrounding lines to make it unique")
+    if search.startswith(BOM) and not doc.bom:
+        raise EditError(f"{label}: the search text was not found: it starts with a UTF-8 byte "
+                        f"order mark (U+FEFF) that {doc.shown} does not have; drop it")
     raise EditError(f"{label}: the search text was not found; {near_match(doc.text, search)}")
 
 
@@ -170,7 +178,10 @@ def _run_blocks(shown: str, old: bytes | None, blocks: Sequence[Block]) -> bytes
             raise EditError(f"{shown} is not UTF-8 text; symdiff edits text only") from None
         if "\0" in text:
             raise EditError(f"{shown} is binary (it holds a NUL byte); symdiff edits text only")
-        doc = _Doc(shown, text, _eol(text))
+        # A BOM is not part of the first line: a search without it must still match there.
+        bom = text.startswith(BOM)
+        text = text.removeprefix(BOM)
+        doc = _Doc(shown, text, _eol(text), bom=bom)
         # Whole-line blocks can then match a last line that has no newline; it is removed again.
         if text and not text.endswith("\n"):
             doc.text, doc.virtual_eol = text + doc.eol, True
@@ -180,7 +191,7 @@ def _run_blocks(shown: str, old: bytes | None, blocks: Sequence[Block]) -> bytes
     new = doc.text
     if doc.virtual_eol and new.endswith(doc.eol):
         new = new[: -len(doc.eol)]
-    return new.encode("utf-8")
+    return ((BOM if doc.bom else "") + new).encode("utf-8")
 
 
 def _group(files: Sequence[FileEdit], *, root: Path, write_roots: Sequence[Path]
