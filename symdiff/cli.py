@@ -266,19 +266,43 @@ def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> No
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--read-only", "read_only", is_flag=True,
               help="Offer only tools that write nothing (no apply_edits).")
+@click.option("--all-workspaces", "all_workspaces", is_flag=True,
+              help='Let diff answer for other workspaces in the database too (workspace: "all" '
+                   "or another root); without it the server answers only for its own root.")
+@click.option("--token", "token", default=None, envvar="SYMDIFF_TOKEN", metavar="TOKEN",
+              help="With --http: every request must carry 'Authorization: Bearer TOKEN' "
+                   "(else SYMDIFF_TOKEN; on a non-loopback address a token is generated and "
+                   "printed on stderr when none is given).")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="With --http: another name clients may give in the Host header "
+                   "(repeatable; loopback names and the bind address are always allowed).")
+@click.option("--allow-writes", "allow_writes", is_flag=True,
+              help="With --http: offer apply_edits too (over HTTP it is off by default).")
 def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: str | None,
-              read_only: bool) -> None:
+              read_only: bool, all_workspaces: bool, token: str | None,
+              allow_hosts: tuple[str, ...], allow_writes: bool) -> None:
     """Run the MCP server (tools diff, text_diff, apply_edits) over stdio or HTTP."""
     from pathlib import Path
 
     from symdiff.mcp import parse_http_address, serve
 
     settings = Settings.resolve(root, db=db)
-    try:
-        address = None if http is None else parse_http_address(http)
-    except SymdiffError as err:
-        fail(err)
-    serve(settings, allow=[Path(p) for p in allow], read_only=read_only, http=address)
+    options = None
+    if http is not None:
+        from symdiff.httpguard import HttpOptions, notice, with_token
+
+        try:
+            host, port = parse_http_address(http)
+            if allow_writes and read_only:
+                raise InvalidArgs("--allow-writes and --read-only contradict each other")
+        except SymdiffError as err:
+            fail(err)
+        options, generated = with_token(HttpOptions(
+            host, port, token=token or None, allow_hosts=allow_hosts, allow_writes=allow_writes))
+        for line in notice(options, generated=generated):
+            click.echo(line, err=True)
+    serve(settings, allow=[Path(p) for p in allow], read_only=read_only,
+          all_workspaces=all_workspaces, http=options)
 
 
 @cli.command("apply")

@@ -4,6 +4,12 @@ Each tool parses, calls one library function and formats. A `SymdiffError` becom
 error (`isError: true`) whose whole text is `code: reason`, e.g. `invalid_args: ...`: the tools
 return the SDK's `CallToolResult` themselves (with the output schema given by the `Annotated`
 model) because a raised `ToolError` would reach the client prefixed `Error executing tool ...`.
+
+Every argument error is such an error, `invalid_args: <argument> must be <what>, got <value>`:
+arguments typed `object` reach the library's own rules, and the rest are checked by the SDK
+with strict types (no "yes" for true, no "3" for 3), its validation error rewritten by
+`_Server.call_tool`. A request whose JSON text is not Unicode (a lone surrogate) is answered at
+the transport, on stdio by `_Server.run_stdio_async` (see `symdiff.wire`).
 """
 
 from __future__ import annotations
@@ -12,11 +18,14 @@ import json
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from mcp.server import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, WithJsonSchema
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import Field, StrictBool, StrictInt, ValidationError, WithJsonSchema
 
 # pydantic needs typing_extensions' TypedDict on Python 3.11 for nested TypedDicts.
 from typing_extensions import TypedDict
@@ -27,6 +36,10 @@ from symdiff.heap import settle_heap
 from symdiff.query import STALE_WARNING, DiffQuery
 from symdiff.query import diff as run_diff
 from symdiff.records import ChangeRecord, SymbolRecord
+from symdiff.wire import StdioReader
+
+if TYPE_CHECKING:
+    from symdiff.httpguard import HttpOptions
 
 INSTRUCTIONS = (
     "symdiff knows what changed in this source tree recently, at the level of symbols. "
@@ -173,18 +186,86 @@ def _success(structured: dict[str, Any], text: object) -> CallToolResult:
     )
 
 
-def _under(root: Path, path: str | None) -> str | None:
+def _under(root: Path, path: str | None, name: str) -> str | None:
     """A tool's path argument: relative paths are relative to the workspace root."""
     if not path:
         return path
+    if "\0" in path:  # no file name holds one; the OS calls would raise ValueError
+        raise InvalidArgs(f"{name} must be a path without NUL bytes, got {_shown(path)}")
     return str(root / path)  # an absolute `path` stays itself: `/` joins replace the root
 
 
+def _other_workspace(workspace: object, root: Path) -> InvalidArgs | None:
+    """The refusal of a `workspace` argument naming anything but this server's own root."""
+    if workspace is None:
+        return None
+    if isinstance(workspace, str) and workspace and "\0" not in workspace:
+        try:
+            if Path(workspace).expanduser().resolve() == root.resolve():
+                return None
+        except (OSError, RuntimeError):  # RuntimeError: no home directory for `~user`
+            pass
+    return InvalidArgs(f"this server answers only for {root}; start it with --all-workspaces "
+                       "to query others")
+
+
+_EXPECTED = {
+    "bool_type": "a boolean (true or false)", "bool_parsing": "a boolean (true or false)",
+    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
+    "string_type": "a string",
+}
+
+
+def _shown(value: object) -> str:
+    """A JSON value as an error shows it: ASCII, at most about 80 characters."""
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _argument_error(exc: ValidationError) -> InvalidArgs:
+    """The SDK's argument validation failure, told as the library tells its own."""
+    reasons = []
+    for error in exc.errors(include_url=False):
+        name = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            reasons.append(f"{name} is required")
+        elif error["type"] in _EXPECTED:
+            reasons.append(f"{name} must be {_EXPECTED[error['type']]}, "
+                           f"got {_shown(error['input'])}")
+        else:
+            reasons.append(f"{name}: {error['msg']}, got {_shown(error['input'])}")
+    return InvalidArgs("; ".join(reasons))
+
+
+class _Server(MCPServer[Any]):
+    """The SDK's server, its argument errors and its stdio transport as the module says."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # The SDK raises a plain ToolError from the ValidationError of the arguments.
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__,
+                                                                      ValidationError):
+                raise
+            return _failure(_argument_error(exc.__cause__))
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_server() as (read, write):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(StdioReader(read, write), write,
+                               lowlevel.create_initialization_options())
+
+
 def build_server(
-    settings: Settings, *, allow: Sequence[Path] = (), read_only: bool = False
+    settings: Settings, *, allow: Sequence[Path] = (), read_only: bool = False,
+    all_workspaces: bool = False,
 ) -> MCPServer:
-    """The symdiff MCP server for one workspace; `allow` adds roots that path tools may read."""
-    server: MCPServer = MCPServer(
+    """The symdiff MCP server for one workspace; `allow` adds roots that path tools may read;
+    `all_workspaces` lets `diff` answer for other workspaces in the database too."""
+    server: MCPServer = _Server(
         "symdiff", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
     allowed_roots = (settings.root, *(Path(p).resolve() for p in allow))
@@ -198,12 +279,13 @@ def build_server(
         since: SinceArg = "24h",
         limit: LimitArg = 50,
         scope: ScopeArg = "impl",
-        include_patch: Annotated[bool, Field(description=(
+        include_patch: Annotated[StrictBool, Field(description=(
             "Add to each record `acp`: an ACP v2 Diff whose patch.text is the change's git "
             "patch, rebuilt from stored snapshots."))] = False,
         workspace: Annotated[str | None, Field(description=(
-            'Omit for the workspace this server watches; "all" for every workspace in the '
-            "database; or the absolute root path of another indexed workspace."))] = None,
+            'Omit for the workspace this server watches. Only a server started with '
+            '--all-workspaces takes "all" (every workspace in the database) or the absolute '
+            "root path of another indexed workspace; others answer invalid_args."))] = None,
     ) -> Annotated[CallToolResult, DiffOutput]:
         """Show recent file changes and which symbols (functions, methods, classes, ...) each
         one added, removed, modified or signature_changed, newest first.
@@ -215,6 +297,8 @@ def build_server(
         scope (impl/test), language and symbols [{name, kind, change_type, start_line,
         end_line}]. For the text of a change pass include_patch=true.
         """
+        if not all_workspaces and (refused := _other_workspace(workspace, settings.root)):
+            return _failure(refused)
         query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=include_patch,
                           workspace=workspace)  # fmt: skip
         try:
@@ -250,7 +334,7 @@ def build_server(
             'Header label for the first side (default: its path, or "a").'))],
         label_b: Annotated[str, Field(default=None, description=(
             'Header label for the second side (default: its path, or "b").'))],
-        context_lines: Annotated[int, Field(default=3), WithJsonSchema({
+        context_lines: Annotated[StrictInt, Field(default=3), WithJsonSchema({
             "type": "integer", "minimum": 0, "maximum": 20, "default": 3,
             "description": "Lines of context around each change, 0-20.",
         })],
@@ -268,7 +352,8 @@ def build_server(
 
         try:
             result = run_text_diff(
-                path_a=_under(settings.root, path_a), path_b=_under(settings.root, path_b),
+                path_a=_under(settings.root, path_a, "path_a"),
+                path_b=_under(settings.root, path_b, "path_b"),
                 text_a=text_a, text_b=text_b,
                 label_a=label_a if label_a is not None else path_a,
                 label_b=label_b if label_b is not None else path_b,
@@ -290,10 +375,10 @@ def build_server(
         )
         def apply_edits(
             edits: EditsArg,
-            dry_run: Annotated[bool, Field(description=(
+            dry_run: Annotated[StrictBool, Field(description=(
                 "true (the default): validate and preview, write nothing. false: write every "
                 "file atomically, all or none, and record the change in the index."))] = True,
-            backup: Annotated[bool, Field(description=(
+            backup: Annotated[StrictBool, Field(description=(
                 "Also keep each modified file's previous content as <file>.backup."))] = False,
         ) -> Annotated[CallToolResult, ApplyEditsOutput]:
             """Edit files with SEARCH/REPLACE blocks, safely: every block of every file must
@@ -335,13 +420,20 @@ def serve(
     *,
     allow: Sequence[Path] = (),
     read_only: bool = False,
-    http: tuple[str, int] | None = None,
+    all_workspaces: bool = False,
+    http: HttpOptions | None = None,
 ) -> None:
-    """Run the server over stdio, or streamable HTTP at `http` = (host, port), until stopped."""
-    server = build_server(settings, allow=allow, read_only=read_only)
+    """Run the server over stdio, or over streamable HTTP as `http` says, until stopped.
+
+    Over HTTP the tools that write are offered only with `http.allow_writes`.
+    """
+    writes = not read_only and (http is None or http.allow_writes)
+    server = build_server(settings, allow=allow, read_only=not writes,
+                          all_workspaces=all_workspaces)
     settle_heap()
     if http is None:
         server.run("stdio")
     else:
-        host, port = http
-        server.run("streamable-http", host=host, port=port)
+        from symdiff.httpguard import serve_http
+
+        serve_http(server, http)
