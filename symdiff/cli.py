@@ -276,11 +276,11 @@ def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> No
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
               help="With --http: another name clients may give in the Host header "
                    "(repeatable; loopback names and the bind address are always allowed).")
-@click.option("--allow-writes", "allow_writes", is_flag=True,
+@click.option("--http-writes", "http_writes", is_flag=True,
               help="With --http: offer apply_edits too (over HTTP it is off by default).")
 def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: str | None,
               read_only: bool, all_workspaces: bool, token: str | None,
-              allow_hosts: tuple[str, ...], allow_writes: bool) -> None:
+              allow_hosts: tuple[str, ...], http_writes: bool) -> None:
     """Run the MCP server (tools diff, text_diff, apply_edits) over stdio or HTTP."""
     from pathlib import Path
 
@@ -293,12 +293,12 @@ def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: st
 
         try:
             host, port = parse_http_address(http)
-            if allow_writes and read_only:
-                raise InvalidArgs("--allow-writes and --read-only contradict each other")
+            if http_writes and read_only:
+                raise InvalidArgs("--http-writes and --read-only contradict each other")
         except SymdiffError as err:
             fail(err)
         options, generated = with_token(HttpOptions(
-            host, port, token=token or None, allow_hosts=allow_hosts, allow_writes=allow_writes))
+            host, port, token=token or None, allow_hosts=allow_hosts, http_writes=http_writes))
         for line in notice(options, generated=generated):
             click.echo(line, err=True)
     serve(settings, allow=[Path(p) for p in allow], read_only=read_only,

@@ -48,7 +48,7 @@ class HttpOptions:
     port: int
     token: str | None = None  # None: no token asked (allowed on a loopback bind only)
     allow_hosts: tuple[str, ...] = ()  # Host names accepted beside loopback and the bind address
-    allow_writes: bool = False  # offer apply_edits over HTTP
+    http_writes: bool = False  # offer apply_edits over HTTP
 
     @property
     def url(self) -> str:
@@ -79,8 +79,8 @@ def notice(options: HttpOptions, *, generated: bool) -> list[str]:
     a generated token (shown this once, with the URL)."""
     lines = []
     if not is_loopback(options.host):
-        writes = ("apply_edits is on (--allow-writes)" if options.allow_writes
-                  else "apply_edits is off (--allow-writes turns it on)")
+        writes = ("apply_edits is on (--http-writes)" if options.http_writes
+                  else "apply_edits is off (--http-writes turns it on)")
         lines.append(
             f"symdiff: warning: serving {options.url}, which other machines can reach; every "
             f"request must carry the bearer token and name one of these hosts in its Host "

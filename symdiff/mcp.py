@@ -425,9 +425,9 @@ def serve(
 ) -> None:
     """Run the server over stdio, or over streamable HTTP as `http` says, until stopped.
 
-    Over HTTP the tools that write are offered only with `http.allow_writes`.
+    Over HTTP the tools that write are offered only with `http.http_writes`.
     """
-    writes = not read_only and (http is None or http.allow_writes)
+    writes = not read_only and (http is None or http.http_writes)
     server = build_server(settings, allow=allow, read_only=not writes,
                           all_workspaces=all_workspaces)
     settle_heap()

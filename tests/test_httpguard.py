@@ -61,7 +61,7 @@ async def diff_answers(session: ClientSession) -> None:
 
 
 def test_a_given_token_is_required_on_loopback_too(tree: Path, tmp_path: Path) -> None:
-    with http_server(["--root", str(tree), "--token", "s3cret", "--allow-writes"],
+    with http_server(["--root", str(tree), "--token", "s3cret", "--http-writes"],
                      tmp_path) as served:
         refused(post(served.url, INIT), 401, "Authorization: Bearer <token>")
         assert post(served.url, INIT).headers["www-authenticate"].startswith("Bearer")
@@ -77,7 +77,7 @@ def test_a_given_token_is_required_on_loopback_too(tree: Path, tmp_path: Path) -
 
         async def check(session: ClientSession) -> None:
             tools = {t.name for t in (await session.list_tools()).tools}
-            assert tools == {"diff", "text_diff", "apply_edits"}  # --allow-writes
+            assert tools == {"diff", "text_diff", "apply_edits"}  # --http-writes
             await diff_answers(session)
             done = await call(session, "apply_edits", CREATE["params"]["arguments"])
             assert not done.is_error, text_of(done)
@@ -125,7 +125,7 @@ def test_the_token_may_come_from_the_environment(tree: Path, tmp_path: Path) -> 
 
 def test_host_and_origin_are_checked_against_the_allow_list(tree: Path, tmp_path: Path) -> None:
     with http_server(["--root", str(tree), "--allow-host", "symdiff.example",
-                      "--allow-writes"], tmp_path) as served:
+                      "--http-writes"], tmp_path) as served:
         port = served.port
         refused(post(served.url, INIT, host=f"evil.example:{port}"), 421, "host not allowed")
         refused(post(served.url, CREATE, host="evil.example"), 421, "--allow-host")
@@ -145,9 +145,9 @@ def test_host_and_origin_are_checked_against_the_allow_list(tree: Path, tmp_path
         run_http(served.url, diff_answers)  # no token given on loopback: none asked
 
 
-def test_allow_writes_and_read_only_contradict(tree: Path) -> None:
+def test_http_writes_and_read_only_contradict(tree: Path) -> None:
     proc = subprocess.run([sys.executable, *SERVE, "--root", str(tree), "--http",
-                           "127.0.0.1:1", "--allow-writes", "--read-only"],
+                           "127.0.0.1:1", "--http-writes", "--read-only"],
                           capture_output=True, text=True, env=env(), timeout=60)
     assert proc.returncode == 2
-    assert "--allow-writes and --read-only" in proc.stderr
+    assert "--http-writes and --read-only" in proc.stderr

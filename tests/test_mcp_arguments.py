@@ -86,7 +86,7 @@ def test_argument_errors_over_stdio(tree: Path) -> None:
 def test_argument_errors_over_http(tree: Path, tmp_path: Path) -> None:
     async def check(session: ClientSession) -> None:
         await check_argument_errors(session, tree)
-    with http_server(["--root", str(tree), "--allow-writes"], tmp_path) as served:
+    with http_server(["--root", str(tree), "--http-writes"], tmp_path) as served:
         run_http(served.url, check)
 
 
@@ -144,7 +144,7 @@ def test_a_lone_surrogate_gets_an_answer_over_stdio(tree: Path) -> None:
 
 
 def test_a_lone_surrogate_gets_an_answer_over_http(tree: Path, tmp_path: Path) -> None:
-    with http_server(["--root", str(tree), "--allow-writes"], tmp_path) as served:
+    with http_server(["--root", str(tree), "--http-writes"], tmp_path) as served:
         headers = session(served.url)
         for i, (params, reason) in enumerate(LONE, start=1):
             response = post(served.url, _call(i, params), **headers)
