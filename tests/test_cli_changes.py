@@ -106,3 +106,19 @@ def test_every_option_has_help() -> None:
         assert command.help
         for param in command.params:
             assert getattr(param, "help", None), f"{name} {param.name}"
+
+
+def test_changes_answers_from_a_read_only_state_folder(tree: Path) -> None:
+    """`.symdiff/` on a read-only mount (or another user's): the query only reads, so it answers."""
+    state = tree / ".symdiff"
+    expected = json.loads(symdiff(tree, "changes", "--json", "--scope", "all").stdout)
+    bind = subprocess.run(["mount", "--bind", str(state), str(state)], capture_output=True)
+    if bind.returncode != 0:
+        pytest.skip(f"cannot make a read-only mount here: {bind.stderr.decode().strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(state)], check=True)
+        proc = symdiff(tree, "changes", "--json", "--scope", "all")
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout) == expected
+    finally:
+        subprocess.run(["umount", str(state)], check=True)

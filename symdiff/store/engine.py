@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,18 @@ def _sqlite_begin(conn: Connection) -> None:
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
+def _unwritable_reader_url(url: str) -> str:
+    """A reader's URL for a SQLite file in a folder it cannot write (a read-only mount, another
+    user's `.symdiff/`): WAL readers need the `-shm` file, which they could not create. Opened
+    `mode=ro`, and `immutable` when no `-wal` file exists — then no writer can exist either,
+    since a writer would have to create it in that same folder."""
+    path = url.removeprefix("sqlite:///")
+    if "?" in path or os.access(os.path.dirname(path) or ".", os.W_OK):
+        return url
+    flags = "mode=ro" if os.path.exists(path + "-wal") else "mode=ro&immutable=1"
+    return f"sqlite:///file:{path}?{flags}&uri=true"
+
+
 def make_engine(url: str, *, read_only: bool = False) -> Engine:
     """An engine with symdiff's connection rules (WAL, busy timeout, explicit BEGIN on SQLite).
 
@@ -43,7 +56,9 @@ def make_engine(url: str, *, read_only: bool = False) -> Engine:
     """
     if url.startswith("sqlite"):
         memory = url in ("sqlite://", "sqlite:///:memory:")
-        if not memory and url.startswith("sqlite:///"):
+        if read_only and not memory and url.startswith("sqlite:///"):
+            url = _unwritable_reader_url(url)
+        if not memory and url.startswith("sqlite:///") and not read_only:
             folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
             try:
                 folder.mkdir(parents=True, exist_ok=True)
