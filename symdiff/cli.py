@@ -262,6 +262,10 @@ def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> No
 @db_option
 @click.option("--allow", "allow", multiple=True, type=click.Path(exists=True),
               help="Another directory that path tools may read (repeatable).")
+@click.option("--allow-write", "allow_write", multiple=True,
+              type=click.Path(file_okay=False, exists=True),
+              help="Another directory that apply_edits may write in (repeatable; the root "
+                   "always).")
 @click.option("--http", "http", default=None, metavar="HOST:PORT",
               help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio.")
 @click.option("--read-only", "read_only", is_flag=True,
@@ -280,7 +284,8 @@ def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> No
               help="With --http: offer apply_edits too (over HTTP it is off by default).")
 def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: str | None,
               read_only: bool, all_workspaces: bool, token: str | None,
-              allow_hosts: tuple[str, ...], http_writes: bool) -> None:
+              allow_hosts: tuple[str, ...], http_writes: bool,
+              allow_write: tuple[str, ...]) -> None:
     """Run the MCP server (tools diff, text_diff, apply_edits) over stdio or HTTP."""
     from pathlib import Path
 
@@ -302,7 +307,8 @@ def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: st
         for line in notice(options, generated=generated):
             click.echo(line, err=True)
     serve(settings, allow=[Path(p) for p in allow], read_only=read_only,
-          all_workspaces=all_workspaces, http=options)
+          all_workspaces=all_workspaces, http=options,
+          allow_write=[Path(p) for p in allow_write])
 
 
 @cli.command("apply")

@@ -260,15 +260,17 @@ class _Server(MCPServer[Any]):
 
 
 def build_server(
-    settings: Settings, *, allow: Sequence[Path] = (), read_only: bool = False,
-    all_workspaces: bool = False,
+    settings: Settings, *, allow: Sequence[Path] = (), allow_write: Sequence[Path] = (),
+    read_only: bool = False, all_workspaces: bool = False,
 ) -> MCPServer:
     """The symdiff MCP server for one workspace; `allow` adds roots that path tools may read;
+    `allow_write` roots that apply_edits may write in (reading grants no writing);
     `all_workspaces` lets `diff` answer for other workspaces in the database too."""
     server: MCPServer = _Server(
         "symdiff", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
     allowed_roots = (settings.root, *(Path(p).resolve() for p in allow))
+    write_roots = tuple(Path(p).resolve() for p in allow_write)
 
     @server.tool(
         name="diff",
@@ -390,13 +392,14 @@ def build_server(
             with dry_run=true first, then false. Errors: edit_failed (search text not found,
             with the nearest near-match and its lines; ambiguous, with the count and lines;
             creating a file that exists), invalid_args (malformed edits, with line numbers),
-            fs_denied (a path outside the allowed roots).
+            fs_denied (a path outside the workspace root and the server's write roots, or
+            inside .git/, .hg/, .svn/ or .symdiff/, which are never written).
             """
             from symdiff.api import apply_edits as run_apply_edits
 
             try:
                 result = run_apply_edits(
-                    edits, settings=settings, allow_write=allowed_roots, dry_run=dry_run,
+                    edits, settings=settings, allow_write=write_roots, dry_run=dry_run,
                     backup=backup,
                 )
             except SymdiffError as err:
@@ -419,6 +422,7 @@ def serve(
     settings: Settings,
     *,
     allow: Sequence[Path] = (),
+    allow_write: Sequence[Path] = (),
     read_only: bool = False,
     all_workspaces: bool = False,
     http: HttpOptions | None = None,
@@ -428,7 +432,7 @@ def serve(
     Over HTTP the tools that write are offered only with `http.http_writes`.
     """
     writes = not read_only and (http is None or http.http_writes)
-    server = build_server(settings, allow=allow, read_only=not writes,
+    server = build_server(settings, allow=allow, allow_write=allow_write, read_only=not writes,
                           all_workspaces=all_workspaces)
     settle_heap()
     if http is None:

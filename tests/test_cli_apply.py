@@ -167,3 +167,38 @@ def test_read_only_server_has_no_apply_edits(ws: Path) -> None:
         names = {t.name for t in (await session.list_tools()).tools}
         assert "apply_edits" not in names and "diff" in names
     _mcp(ws, check, "--read-only")
+
+
+def test_mcp_allow_grants_reading_and_allow_write_grants_writing(ws: Path, tmp_path: Path) -> None:
+    readable = (tmp_path / "readable").resolve()
+    writable = (tmp_path / "writable").resolve()
+    for folder in (readable, writable):
+        folder.mkdir()
+        (folder / "r.txt").write_text("r\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    config = (ws / ".git/config").read_text()
+
+    def create(path: Path | str) -> dict[str, Any]:
+        return {"edits": [{"file": str(path), "blocks": [{"search": "", "replace": "x\n"}]}],
+                "dry_run": False}
+
+    async def check(session: ClientSession) -> None:
+        read = await session.call_tool("text_diff", {"path_a": str(readable / "r.txt"),
+                                                     "path_b": "app.py"})
+        assert not read.is_error, _text(read)
+        denied = await session.call_tool("apply_edits", create(readable / "new.txt"))
+        assert denied.is_error and _text(denied).startswith("fs_denied: ")
+        done = await session.call_tool("apply_edits", create(writable / "new.txt"))
+        assert not done.is_error, _text(done)
+        unread = await session.call_tool("text_diff", {"path_a": str(writable / "r.txt"),
+                                                       "path_b": "app.py"})
+        assert unread.is_error and _text(unread).startswith("fs_denied: ")
+        planted = await session.call_tool("apply_edits", {"edits": [{"file": ".git/config",
+            "blocks": [{"search": "[core]\n", "replace": "[core]\n\tfsmonitor = x\n"}]}],
+            "dry_run": False})  # fmt: skip
+        assert planted.is_error and ".git/" in _text(planted)
+        assert _text(planted).startswith("fs_denied: ")
+    _mcp(ws, check, "--allow", str(readable), "--allow-write", str(writable))
+    assert not (readable / "new.txt").exists()
+    assert (writable / "new.txt").read_text() == "x\n"
+    assert (ws / ".git/config").read_text() == config
