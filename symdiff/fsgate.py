@@ -129,7 +129,7 @@ def _openat2(func: Callable[..., int], nr: int, dir_fd: int, path: str, flags: i
              mode: int) -> int:
     how = _OpenHow(flags, mode if flags & os.O_CREAT else 0, _RESOLVE)
     fd = func(ctypes.c_long(nr), ctypes.c_int(dir_fd), ctypes.c_char_p(os.fsencode(path)),
-                   ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
+              ctypes.byref(how), ctypes.c_size_t(ctypes.sizeof(how)))
     if fd < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), path)
