@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -23,6 +24,16 @@ class SymbolChangeType(StrEnum):
     REMOVED = "removed"
     MODIFIED = "modified"
     SIGNATURE_CHANGED = "signature_changed"
+
+
+class Origin(StrEnum):
+    """Who made a change, as far as symdiff can tell (docs/provenance.md)."""
+
+    EDIT = "edit"  # symdiff's own apply_edits
+    GIT = "git"  # a git operation in this work tree (checkout, reset, merge, stash, ...)
+    WATCH = "watch"  # seen live by the watcher: an editor, a formatter, another tool
+    SCAN = "scan"  # found by a reconcile pass: writer unknown, time only bounded
+    COMMIT = "commit"  # imported from git history
 
 
 class Scope(StrEnum):
@@ -85,3 +96,6 @@ class FileChange:
     old_hash: str | None = None
     new_hash: str | None = None
     id: int | None = field(default=None, compare=False)
+    origin: Origin = Origin.SCAN
+    origin_info: Mapping[str, object] | None = None
+    git: Mapping[str, object] | None = None  # {"branch", "head"} when observed in a git tree

@@ -1,37 +1,34 @@
-"""The read side: the `diff` query (seed 003) and its argument rules."""
+"""The read side: the `diff` query (seed 003, with round 2's filters, cursors and readers).
+
+The argument rules live in `queryargs.py`; this module runs a parsed query against a store.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from symdiff.config import Settings
-from symdiff.duration import parse_go_duration
-from symdiff.errors import DurationError, InvalidArgs
-from symdiff.model import Scope
+from symdiff.errors import InvalidArgs, ToolFailed
+from symdiff.queryargs import (
+    ALL_WORKSPACES,
+    DiffQuery,
+    Window,
+    decode_cursor,
+    encode_cursor,
+    parse,
+)
 from symdiff.records import ChangeRecord
-from symdiff.store import ChangeFilter, Store, StoredChange, Workspace
-from symdiff.store.readers import reader
+from symdiff.store import ChangeFilter, Page, Position, Store, StoredChange, Workspace
+from symdiff.store.kept import reader, writer
 from symdiff.sync import sync
 from symdiff.timestamps import to_us
 
-DEFAULT_SINCE = "24h"
-MAX_SINCE_NS = 720 * 3600 * 1_000_000_000
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 500
-DEFAULT_SCOPE = "impl"
-SCOPES = ("impl", "test", "all")
-ALL_WORKSPACES = "all"
+__all__ = ["STALE_WARNING", "Answer", "DiffQuery", "diff", "select_workspaces"]
 
-_DECIMAL = re.compile(r"[0-9]+")
-_DURATION_HINT = (
-    'since is a Go duration: a number and a unit (ns, us, ms, s, m, h), e.g. "90m", "24h"; '
-    'there is no day unit, write 168h for 7 days'
-)
 _OPERATIONS = {"add": "add", "modify": "modify", "delete": "delete", "rename": "move"}
 STALE_WARNING = (
     "the symdiff daemon watching this tree did not confirm within 1 s that it had recorded "
@@ -39,105 +36,21 @@ STALE_WARNING = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class DiffQuery:
-    """The diff query's arguments as a caller gives them (any JSON values); the rules below
-    turn them into a `ChangeFilter` or an `InvalidArgs` before any database work."""
-
-    since: object = DEFAULT_SINCE
-    limit: object = DEFAULT_LIMIT
-    scope: object = DEFAULT_SCOPE
-    include_patch: bool = False
-    workspace: str | None = None  # None: the caller's workspace; "all"; or another root
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    """A query's arguments after the rules: how far back, how many, which scope."""
-
-    since_ns: int
-    limit: int
-    scope: Scope | None  # None: both
-
-
-def parse(query: DiffQuery) -> Window:
-    """Apply seed 003's rules (and the workspace argument's); errors before any database work."""
-    check_workspace(query.workspace)
-    return Window(
-        normalize_since(query.since), normalize_limit(query.limit), normalize_scope(query.scope)
-    )
-
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """The records of a diff query, newest first, and whether they may miss the latest saves
-    (a running daemon did not confirm in time that it had recorded them)."""
+    """What a diff query answers.
+
+    `records`: newest first, or oldest first after a cursor or for a reader. `stale`: a running
+    daemon did not confirm in time that it had recorded the latest saves. `cursor`: pass it
+    back to get what was recorded after this answer. `more`: records beyond the limit match.
+    """
 
     records: list[ChangeRecord]
     stale: bool = False
+    cursor: str = ""
+    more: bool = False
 
-
-def normalize_since(value: object) -> int:
-    """Nanoseconds of a `since` argument: Go syntax, never negative, clamped to 720h.
-
-    None stands for an absent argument (the default, 24h).
-    """
-    if value is None:
-        value = DEFAULT_SINCE
-    if not isinstance(value, str):
-        raise InvalidArgs(f"since must be a string, got {json.dumps(value, default=repr)}; "
-                          f"{_DURATION_HINT}")
-    try:
-        ns = parse_go_duration(value)
-    except DurationError as err:
-        raise DurationError(f"since: {err.reason}; {_DURATION_HINT}") from err
-    if ns < 0:
-        raise InvalidArgs(f"since must not be negative, got {json.dumps(value)}")
-    return min(ns, MAX_SINCE_NS)
-
-
-def normalize_limit(value: object) -> int:
-    """An integer in 1..500, else 50 — silently, whatever the value (seed 003).
-
-    Integral floats (10.0) and decimal strings ("10") count as the integer they spell, because
-    JSON clients and language models send numbers in those forms too.
-    """
-    if isinstance(value, bool):
-        return DEFAULT_LIMIT
-    number: int | None = None
-    if isinstance(value, int):
-        number = value
-    elif (isinstance(value, float) and value.is_integer()) or (
-        isinstance(value, str) and _DECIMAL.fullmatch(value)
-    ):
-        number = int(value)
-    if number is None or not 1 <= number <= MAX_LIMIT:
-        return DEFAULT_LIMIT
-    return number
-
-
-def normalize_scope(value: object) -> Scope | None:
-    """`impl`, `test` or `all` (None: both); None stands for an absent argument (impl)."""
-    if value is None:
-        value = DEFAULT_SCOPE
-    if value == "all":
-        return None
-    if isinstance(value, str) and value in (Scope.IMPL.value, Scope.TEST.value):
-        return Scope(value)
-    raise InvalidArgs(
-        f'scope must be "impl", "test" or "all", got {json.dumps(value, default=repr)}'
-    )
-
-
-def check_workspace(value: object) -> None:
-    """The workspace argument: absent, "all", or a path (a string without NUL bytes)."""
-    if value is None:
-        return
-    if not isinstance(value, str) or not value or "\0" in value:
-        raise InvalidArgs(
-            'workspace must be "all" or the root path of an indexed workspace, got '
-            f"{json.dumps(value, default=repr)}"
-        )
 
 
 def _within(root: Path, ws_root: str) -> bool:
@@ -201,31 +114,57 @@ def diff(
     saves made before this call (read-your-writes); `stale` says it did not confirm in time.
     The query covers `settings.root`'s workspace on `settings.host` unless `query.workspace`
     says otherwise. The database is read through the process's read-only Store for
-    `settings.db_url` (opened at the first query, kept open: store/readers.py); `store` is the
+    `settings.db_url` (opened at the first query, kept open: store/kept.py); `store` is the
     seam for a caller that holds one already. `now` is the clock seam.
     """
     query = query or DiffQuery()
     window = parse(query)
     stale = not sync(settings.root)
     store = store or reader(settings.db_url)
-    if store is None:  # nothing indexed yet
-        return Answer([], stale=stale)
-    return Answer(_records(store, settings, query, window, now), stale=stale)
-
-
-def _records(
-    store: Store, settings: Settings, query: DiffQuery, window: Window, now: datetime | None
-) -> list[ChangeRecord]:
-    root = settings.root.resolve()
+    if store is None:  # nothing indexed yet: a cursor stays where it was
+        start = window.cursor or Position(-1, 0)
+        return Answer([], stale=stale, cursor=encode_cursor(start))
     ids = select_workspaces(
-        store.workspaces(), root=root, host=settings.host, workspace=query.workspace
-    )
-    if ids == []:
-        return []
-    start = to_us(now or datetime.now(UTC)) - window.since_ns // 1000
-    found = store.stored_changes(ChangeFilter(ids, start, window.scope, window.limit))
+        store.workspaces(), root=settings.root.resolve(), host=settings.host,
+        workspace=query.workspace,
+    )  # fmt: skip
+    start_us = to_us(now or datetime.now(UTC)) - window.since_ns // 1000
+    if window.reader is not None:
+        page = _read_as(window.reader, settings, store, ids, window, start_us)
+    else:
+        page = _page(store, ids, window, window.cursor, start_us)
+    return Answer(_records(store, query, page), stale=stale, cursor=encode_cursor(page.position),
+                  more=page.more)  # fmt: skip
+
+
+def _page(store: Store, ids: list[int] | None, window: Window, after: Position | None,
+          start_us: int) -> Page:  # fmt: skip
+    if ids == []:  # no workspace here yet: nothing to read, the position stays
+        return Page([], False, after or Position(-1, 0))
+    # After a cursor every later record counts, however old its timestamp.
+    since_us = 0 if after is not None and after != Position(-1, 0) else start_us
+    return store.page(ChangeFilter(ids, since_us, window.scope, window.limit,
+                                   origins=window.origins, paths=window.paths, after=after))
+
+
+def _read_as(name: str, settings: Settings, store: Store, ids: list[int] | None,
+             window: Window, start_us: int) -> Page:  # fmt: skip
+    """A named reader's next page: from where it stopped (a new reader: from the oldest record
+    within `since`), its cursor moved on only if no other answer moved it meanwhile."""
+    keeper = writer(settings.db_url)
+    for _ in range(8):
+        saved = keeper.reader_cursor(name)
+        after = Position(-1, 0) if saved is None else decode_cursor(saved)
+        page = _page(store, ids, window, after, start_us)
+        if keeper.move_reader(name, saved, encode_cursor(page.position)):
+            return page
+    raise ToolFailed(f"reader {name!r} is being advanced by other calls at the same time; "
+                     "call again, or give each caller its own reader name")
+
+
+def _records(store: Store, query: DiffQuery, page: Page) -> list[ChangeRecord]:
     records = []
-    for change in found:
+    for change in page.changes:
         record = change.record
         if query.workspace is not None:
             # An answer that may span workspaces says where each change happened.

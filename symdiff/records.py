@@ -39,6 +39,9 @@ class ChangeRecord(TypedDict):
     scope: Literal["impl", "test"]
     language: str | None
     symbols: list[SymbolRecord]
+    origin: Literal["edit", "git", "watch", "scan", "commit"]
+    origin_info: dict[str, Any] | None
+    git: dict[str, Any] | None
     workspace: NotRequired[str]
     acp: NotRequired[dict[str, Any]]
 
@@ -76,6 +79,9 @@ def change_record(
     scope: str,
     language: str | None,
     symbols: list[SymbolRecord],
+    origin: str,
+    origin_info: dict[str, Any] | None,
+    git: dict[str, Any] | None,
 ) -> ChangeRecord:
     """A change record, its timestamp formatted from microseconds since the epoch."""
     out: dict[str, object] = {
@@ -88,6 +94,9 @@ def change_record(
         "scope": scope,
         "language": language,
         "symbols": symbols,
+        "origin": origin,
+        "origin_info": origin_info,
+        "git": git,
     }
     return out  # type: ignore[return-value]
 
@@ -106,5 +115,7 @@ def of_change(c: FileChange) -> ChangeRecord:
         path=c.path, old_path=c.old_path, ts_us=to_us(c.timestamp),
         change_type=c.change_type.value, lines_added=c.lines_added,
         lines_removed=c.lines_removed, scope=c.scope.value, language=c.language,
-        symbols=[of_symbol(s) for s in c.symbols],
+        symbols=[of_symbol(s) for s in c.symbols], origin=c.origin.value,
+        origin_info=None if c.origin_info is None else dict(c.origin_info),
+        git=None if c.git is None else dict(c.git),
     )  # fmt: skip

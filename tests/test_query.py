@@ -12,7 +12,8 @@ import pytest
 from symdiff.config import Settings
 from symdiff.errors import DurationError, InvalidArgs
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
-from symdiff.query import DiffQuery, diff, normalize_limit, normalize_scope, normalize_since
+from symdiff.query import DiffQuery, diff
+from symdiff.queryargs import normalize_limit, normalize_scope, normalize_since
 from symdiff.records import ChangeRecord
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import pack
@@ -147,6 +148,9 @@ def test_record_shape_and_symbols_as_objects(store: Store, root: Path) -> None:
             {"name": "new_name", "kind": "function", "change_type": "added",
              "start_line": 70, "end_line": 75, "renamed_from": "old_name"},
         ],
+        "origin": "scan",
+        "origin_info": None,
+        "git": None,
     }
 
 
@@ -295,7 +299,7 @@ def test_settings_source_reads_the_workspace_database(sqlite_url: str, root: Pat
 
 def test_the_query_keeps_its_reader_open_and_reopens_a_replaced_file(sqlite_url: str,
                                                                      root: Path) -> None:
-    from symdiff.store.readers import reader
+    from symdiff.store.kept import reader
 
     db = Path(sqlite_url.removeprefix("sqlite:///"))
     db.parent.mkdir(parents=True)

@@ -16,7 +16,7 @@ from symdiff.blobid import blob_id
 from symdiff.errors import StoreError
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.records import of_change
-from symdiff.store import ChangeFilter, FileState, Mutation, Store
+from symdiff.store import ChangeFilter, FileState, Mutation, Position, Store
 from symdiff.store.blobs import pack, unpack
 from symdiff.store.engine import make_engine
 from symdiff.store.migrate import current_revision, head_revision, upgrade
@@ -97,10 +97,12 @@ def test_a_round_1_database_upgrades_in_place(backend: str, request: pytest.Fixt
     assert [c.record for c in got] == [
         {"path": "a.py", "old_path": None, "timestamp": format_us(to_us(ts) - 1),
          "change_type": "modify", "lines_added": 1, "lines_removed": 2, "scope": "impl",
-         "language": "python", "symbols": syms},
+         "language": "python", "symbols": syms, "origin": "scan", "origin_info": None,
+         "git": None},
         {"path": "tests/t.py", "old_path": None, "timestamp": format_us(to_us(ts) - 2),
          "change_type": "modify", "lines_added": 1, "lines_removed": 2, "scope": "test",
-         "language": "python", "symbols": []},
+         "language": "python", "symbols": [], "origin": "scan", "origin_info": None,
+         "git": None},
     ]  # fmt: skip
 
 
@@ -232,3 +234,39 @@ def test_a_reader_store_migrates_a_database_that_is_behind(sqlite_url: str) -> N
     engine.dispose()
     with Store(sqlite_url, read_only=True) as reader:
         assert reader.revision() == HEAD
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_revision_0002_database_upgrades_in_place(backend: str,
+                                                    request: pytest.FixtureRequest) -> None:
+    """Records written at revision 0002 read back the same at HEAD, with origin `scan` (their
+    writer is unknown), no git state, and a place in the cursor order."""
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        upgrade(conn, to="0002")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO workspaces (id, root, host, created_us, baseline_done) "
+                          "VALUES (1, '/r', 'h', 0, true)"))
+        for i in (1, 2, 3):
+            conn.execute(text(
+                "INSERT INTO changes (id, workspace_id, ts_us, path, old_path, change_type, "
+                "lines_added, lines_removed, scope, language, old_hash, new_hash) VALUES "
+                "(:id, 1, :ts, :path, NULL, 'add', 3, 0, 'impl', 'python', NULL, NULL)"),
+                {"id": i, "ts": 1_000_000 * i, "path": f"m{i}.py"})  # fmt: skip
+        conn.execute(text(
+            "INSERT INTO symbol_changes (change_id, ordinal, name, kind, change_type, "
+            "start_line, end_line, renamed_from, renamed_to) VALUES (2, 0, 'f', 'function', "
+            "'added', 1, 3, NULL, NULL)"))  # fmt: skip
+    engine.dispose()
+    with Store(url) as store:
+        assert store.revision() == HEAD
+        page = store.page(ChangeFilter(None, 0, None, 10, after=Position(-1, 0)))
+    assert [c.record["path"] for c in page.changes] == ["m1.py", "m2.py", "m3.py"]
+    assert {c.record["origin"] for c in page.changes} == {"scan"}
+    assert [c.record["git"] for c in page.changes] == [None, None, None]
+    assert page.changes[1].record["symbols"] == [
+        {"name": "f", "kind": "function", "change_type": "added", "start_line": 1,
+         "end_line": 3}]  # fmt: skip
+    assert page.changes[0].record["timestamp"] == "1970-01-01T00:00:01.000000Z"
+    assert not page.more

@@ -1,7 +1,7 @@
 """Storage: tables, migrations, snapshots and the Store."""
 
 from symdiff.store.blobs import Blob
-from symdiff.store.changes import ChangeFilter, StoredChange
+from symdiff.store.changes import ChangeFilter, Page, PathFilter, Position, StoredChange
 from symdiff.store.store import FileState, Mutation, Store, Workspace
 
 __all__ = [
@@ -9,6 +9,9 @@ __all__ = [
     "ChangeFilter",
     "FileState",
     "Mutation",
+    "Page",
+    "PathFilter",
+    "Position",
     "Store",
     "StoredChange",
     "Workspace",

@@ -2,31 +2,72 @@
 
 A change is a row of `changes`; the definitions it touched are rows of `symbol_changes`,
 ordered by `ordinal` (SPEC.md's line order) and indexed by qualified name for lookups.
+
+Reading order for cursors is (txid, id): `txid` is the writing transaction's id on PostgreSQL
+(0 on SQLite, where writers are serialised, so ids grow in commit order). A page reads only
+below the oldest transaction still running (`_stable_bound`), so a record whose transaction
+began earlier but commits later is never passed over: cursors see every record exactly once.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import ColumnElement, Connection, and_, case, false, func, or_, select, true
+from sqlalchemy.types import BigInteger, Text
 
-from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
+from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, SymbolChangeType
 from symdiff.records import ChangeRecord, SymbolRecord, change_record, symbol_record
 from symdiff.store import tables as t
 from symdiff.timestamps import from_us, to_us
 
 _CHUNK = 500  # ids per IN (...) list
+_NO_BOUND = 2**62  # SQLite: every committed row is stable
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A place in the reading order: just after the change (txid, id)."""
+
+    txid: int
+    id: int
+
+
+START = Position(-1, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class PathFilter:
+    """gitignore-style patterns as (regex, selects) pairs in order; the last that matches a path
+    decides. A path no pattern matches is selected only when every pattern is a `!` one."""
+
+    rules: tuple[tuple[str, bool], ...]
+
+    @property
+    def default(self) -> bool:
+        return not any(selects for _, selects in self.rules)
 
 
 @dataclass(frozen=True, slots=True)
 class ChangeFilter:
-    """Which changes a read returns: newest first, scope filtered before the limit."""
+    """Which changes a read returns, all filters applied before the limit.
+
+    Without `after`: the newest first. With `after` (a cursor): the changes recorded after that
+    position, oldest first. Both only at or after `since_us` (0 for no bound).
+    """
 
     workspace_ids: Sequence[int] | None  # None: every workspace
     since_us: int
     scope: Scope | None  # None: both
     limit: int
+    origins: tuple[str, ...] | None = None  # None: every origin
+    paths: PathFilter | None = None
+    after: Position | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +80,20 @@ class StoredChange:
     old_hash: str | None
     new_hash: str | None
     record: ChangeRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The changes a read returns, whether more match beyond the limit, and the position a
+    cursor continues from (everything up to it has been read or filtered out)."""
+
+    changes: list[StoredChange]
+    more: bool
+    position: Position
+
+
+def _json(value: object) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
 def insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
@@ -56,6 +111,10 @@ def insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
             language=c.language,
             old_hash=c.old_hash,
             new_hash=c.new_hash,
+            origin=c.origin.value,
+            origin_info=_json(c.origin_info),
+            git=_json(c.git),
+            txid=_current_txid(conn),
         )
     )
     change_id = int(res.inserted_primary_key[0])  # type: ignore[index]
@@ -80,35 +139,112 @@ def insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
     return change_id
 
 
-def select_changes(conn: Connection, f: ChangeFilter) -> list[StoredChange]:
-    """The changes a filter selects, newest first, each with its symbols."""
+def _current_txid(conn: Connection) -> Any:
+    if conn.dialect.name == "postgresql":
+        return func.pg_current_xact_id().cast(Text).cast(BigInteger)
+    return 0
+
+
+def _stable_bound(conn: Connection) -> int:
+    """Rows with a txid below this are final: their transactions committed or aborted."""
+    if conn.dialect.name != "postgresql":
+        return _NO_BOUND
+    xmin = conn.execute(
+        select(func.pg_snapshot_xmin(func.pg_current_snapshot()).cast(Text).cast(BigInteger))
+    ).scalar_one()
+    return int(xmin)
+
+
+def _after(position: Position) -> ColumnElement[bool]:
     c = t.changes.c
+    return or_(c.txid > position.txid, and_(c.txid == position.txid, c.id > position.id))
+
+
+def _path_clause(paths: PathFilter) -> ColumnElement[bool]:
+    c = t.changes.c
+    if not paths.rules:
+        return true()
+    # The last pattern that matches decides, as in a .gitignore: test them newest first.
+    whens = [(c.path.regexp_match(_NAMED_GROUP.sub("(", rx)), true() if selects else false())
+             for rx, selects in reversed(paths.rules)]  # fmt: skip
+    return case(*whens, else_=true() if paths.default else false()) == true()
+
+
+def _where(f: ChangeFilter) -> list[ColumnElement[bool]]:
+    c = t.changes.c
+    terms: list[ColumnElement[bool]] = []
+    if f.workspace_ids is not None:
+        terms.append(c.workspace_id.in_(list(f.workspace_ids)))
+    if f.scope is not None:
+        terms.append(c.scope == f.scope.value)
+    if f.origins is not None:
+        terms.append(c.origin.in_(list(f.origins)))
+    if f.paths is not None:
+        terms.append(_path_clause(f.paths))
+    return terms
+
+
+def head(conn: Connection, bound: int, workspace_ids: Sequence[int] | None) -> Position:
+    """The newest stable position: a cursor made now continues from here."""
+    c = t.changes.c
+    q = select(c.txid, c.id).where(c.txid < bound)
+    if workspace_ids is not None:
+        q = q.where(c.workspace_id.in_(list(workspace_ids)))
+    row = conn.execute(q.order_by(c.txid.desc(), c.id.desc()).limit(1)).first()
+    return START if row is None else Position(int(row[0]), int(row[1]))
+
+
+def select_page(conn: Connection, f: ChangeFilter) -> Page:
+    """The changes a filter selects, each with its symbols, and where a cursor continues."""
+    c = t.changes.c
+    bound = _stable_bound(conn)  # first: rows below it are final when the page is read
     q = (
         select(
             c.id, t.workspaces.c.root, c.path, c.old_path, c.ts_us, c.change_type,
             c.lines_added, c.lines_removed, c.scope, c.language, c.old_hash, c.new_hash,
+            c.origin, c.origin_info, c.git, c.txid,
         )
         .join(t.workspaces, t.workspaces.c.id == c.workspace_id)
-        .where(c.ts_us >= f.since_us)
+        .where(c.ts_us >= f.since_us, *_where(f))
     )
-    if f.workspace_ids is not None:
-        q = q.where(c.workspace_id.in_(list(f.workspace_ids)))
-    if f.scope is not None:
-        q = q.where(c.scope == f.scope.value)
-    rows = conn.execute(q.order_by(c.ts_us.desc(), c.id.desc()).limit(f.limit)).all()
+    if f.after is None:
+        q = q.order_by(c.ts_us.desc(), c.id.desc())
+    else:
+        q = q.where(_after(f.after), c.txid < bound).order_by(c.txid, c.id)
+    rows = conn.execute(q.limit(f.limit + 1)).all()
+    more = len(rows) > f.limit
+    rows = rows[: f.limit]
+    if f.after is not None and more:
+        position = Position(int(rows[-1][15]), int(rows[-1][0]))
+    else:
+        # Everything up to the stable head has been read (or did not match): continue there.
+        position = head(conn, bound, f.workspace_ids)
+        if f.after is not None and (position.txid, position.id) < (f.after.txid, f.after.id):
+            position = f.after
     symbols = _symbols(conn, [r[0] for r in rows])
-    return [
-        StoredChange(
-            id=id_, workspace=root, ts_us=ts_us, old_hash=old_hash, new_hash=new_hash,
-            record=change_record(
-                path=path, old_path=old_path, ts_us=ts_us, change_type=change_type,
-                lines_added=added, lines_removed=removed, scope=scope, language=language,
-                symbols=symbols.get(id_, []),
-            ),
-        )
-        for (id_, root, path, old_path, ts_us, change_type, added, removed, scope, language,
-             old_hash, new_hash) in rows
-    ]
+    return Page(
+        [
+            StoredChange(
+                id=id_, workspace=root, ts_us=ts_us, old_hash=old_hash, new_hash=new_hash,
+                record=change_record(
+                    path=path, old_path=old_path, ts_us=ts_us, change_type=change_type,
+                    lines_added=added, lines_removed=removed, scope=scope, language=language,
+                    symbols=symbols.get(id_, []), origin=origin,
+                    origin_info=None if origin_info is None else json.loads(origin_info),
+                    git=None if git is None else json.loads(git),
+                ),
+            )
+            for (id_, root, path, old_path, ts_us, change_type, added, removed, scope,
+                 language, old_hash, new_hash, origin, origin_info, git, _txid) in rows
+        ],
+        more,
+        position,
+    )
+
+
+def select_changes(conn: Connection, f: ChangeFilter) -> list[StoredChange]:
+    """The changes a filter selects (see `select_page`)."""
+    return select_page(conn, f).changes
 
 
 def _symbols(conn: Connection, ids: Sequence[int]) -> dict[int, list[SymbolRecord]]:
@@ -156,4 +292,7 @@ def to_file_change(sc: StoredChange) -> FileChange:
         old_hash=sc.old_hash,
         new_hash=sc.new_hash,
         id=sc.id,
+        origin=Origin(r["origin"]),
+        origin_info=r["origin_info"],
+        git=r["git"],
     )

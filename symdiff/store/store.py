@@ -17,14 +17,16 @@ from sqlalchemy import Connection, delete, func, make_url, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
-from symdiff.model import FileChange
+from symdiff.model import FileChange, Origin
+from symdiff.store import provenance
 from symdiff.store import tables as t
 from symdiff.store.blobs import Blob, unpack
 from symdiff.store.changes import (
     ChangeFilter,
+    Page,
     StoredChange,
     insert_change,
-    select_changes,
+    select_page,
     to_file_change,
 )
 from symdiff.store.engine import insert_ignore, make_engine, upsert_files
@@ -279,6 +281,9 @@ class Store:
             for m in mutations:
                 if m.change is not None:
                     insert_change(conn, workspace_id, m.change)
+                    if m.change.origin is Origin.EDIT and m.change.new_hash is not None:
+                        provenance.consume_intent(conn, workspace_id, m.change.path,
+                                                  m.change.new_hash)  # fmt: skip
         return list(mutations)
 
     @staticmethod
@@ -307,9 +312,36 @@ class Store:
     # -- the read path --------------------------------------------------------------------
 
     def stored_changes(self, f: ChangeFilter) -> list[StoredChange]:
-        """Changes at or after a time, newest first, scope filtered before the limit."""
+        """The changes a filter selects (see `page`)."""
+        return self.page(f).changes
+
+    def page(self, f: ChangeFilter) -> Page:
+        """The changes a filter selects, whether more remain, and where a cursor continues."""
         with self._read() as conn:
-            return select_changes(conn, f)
+            return select_page(conn, f)
+
+    # -- named readers and edit intents ----------------------------------------------------
+
+    def reader_cursor(self, name: str) -> str | None:
+        """The cursor a named reader stopped at (None: a reader never seen)."""
+        with self._read() as conn:
+            return provenance.reader_cursor(conn, name)
+
+    def move_reader(self, name: str, old: str | None, new: str) -> bool:
+        """Advance a named reader from `old` to `new`; False when another answer moved it."""
+        with self._write() as conn:
+            return provenance.move_reader(conn, name, old, new)
+
+    def add_intents(self, workspace_id: int, intents: Sequence[tuple[str, str]],
+                    info: Mapping[str, object] | None) -> None:  # fmt: skip
+        """Say that each (path, new_hash) is about to be written by an edit."""
+        with self._write() as conn:
+            provenance.add_intents(conn, workspace_id, intents, info)
+
+    def intents(self, workspace_id: int) -> dict[tuple[str, str], dict[str, object]]:
+        """The live edit intents of a workspace: (path, new_hash) -> origin_info."""
+        with self._read() as conn:
+            return provenance.intents(conn, workspace_id)
 
     def changes(self, f: ChangeFilter) -> list[FileChange]:
         """Like `stored_changes`, as domain values."""

@@ -83,10 +83,20 @@ changes = Table(
     Column("language", String(32), nullable=True),
     Column("old_hash", String(40), nullable=True),
     Column("new_hash", String(40), nullable=True),
+    # Who made the change (edit | git | watch | scan | commit), what is known of them, and
+    # where git stood ({"branch", "head"}): compact JSON, or NULL.
+    Column("origin", String(8), nullable=False, server_default="scan"),
+    Column("origin_info", Text, nullable=True),
+    Column("git", Text, nullable=True),
+    # The writing transaction (PostgreSQL's xid; 0 on SQLite): cursors read in (txid, id)
+    # order, below the oldest transaction still running (docs/query.md, cursors).
+    Column("txid", BigInteger, nullable=False, server_default="0"),
     Index(None, "workspace_id", "ts_us"),
     Index(None, "workspace_id", "scope", "ts_us"),
     Index(None, "ts_us"),
     Index(None, "scope", "ts_us"),
+    Index(None, "txid", "id"),
+    Index(None, "workspace_id", "txid", "id"),
 )
 
 # One definition a change touched: the only copy of a record's symbols. `ordinal` keeps
@@ -111,4 +121,26 @@ symbol_changes = Table(
     Column("renamed_to", Text, nullable=True),
     Index(None, "name"),
     sqlite_with_rowid=False,
+)
+
+
+# A named reader's cursor, kept by the server between answers (and restarts).
+readers = Table(
+    "readers",
+    metadata,
+    Column("name", Text, primary_key=True),
+    Column("cursor", Text, nullable=False),
+    Column("updated_us", BigInteger, nullable=False),
+)
+
+# What an apply_edits is about to write: the change that brings `path` to `new_hash` is an edit,
+# whoever records it first (the edit's own recording or the watching daemon).
+edit_intents = Table(
+    "edit_intents",
+    metadata,
+    Column("workspace_id", Integer, ForeignKey("workspaces.id"), primary_key=True),
+    Column("path", PATH, primary_key=True),
+    Column("new_hash", String(40), primary_key=True),
+    Column("origin_info", Text, nullable=True),
+    Column("expires_us", BigInteger, nullable=False),
 )

@@ -55,3 +55,18 @@ def close_all() -> None:
     with _lock:
         while _open:
             _open.popitem()[1][0].close()
+        while _writers:
+            _writers.popitem()[1].close()
+
+
+_writers: dict[str, Store] = {}
+
+
+def writer(url: str) -> Store:
+    """The process's writable Store for `url`, for the few writes a reader makes (a named
+    reader's cursor); opened at first use and kept."""
+    with _lock:
+        store = _writers.get(url)
+        if store is None:
+            store = _writers[url] = Store(url)
+        return store
