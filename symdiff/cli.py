@@ -56,9 +56,11 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
     changes; later passes record what was added, modified, deleted or renamed since.
     """
     from symdiff.api import index
+    from symdiff.indexer import check_root
 
     settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns)
     try:
+        check_root(settings)  # before the database URL, which holds the root, is parsed
         report = index(settings, show_progress=not as_json)
     except SymdiffError as err:
         fail(err)
@@ -118,7 +120,10 @@ def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status_cmd(root: str | None, db: str | None, as_json: bool) -> None:
-    """Show whether a daemon watches ROOT (default: .), since when, and how many changes it has."""
+    """Show whether a daemon watches ROOT (default: .), since when, and how many changes it has.
+
+    Exits 1 when the database cannot be read.
+    """
     from symdiff.status import status
 
     info = status(Settings.resolve(root, db=db))
@@ -126,14 +131,30 @@ def status_cmd(root: str | None, db: str | None, as_json: bool) -> None:
         import json
 
         click.echo(json.dumps(info, indent=2))
-        return
+    else:
+        _print_status(info)
+    if "error" in info:
+        sys.exit(1)
+
+
+def _print_status(info: dict[str, object]) -> None:
     if info["running"]:
         click.echo(f"daemon running (pid {info.get('pid')} on {info.get('host')}) "
                    f"since {info.get('started_at')}; last reconcile {info.get('last_reconcile')}")
         if info.get("degraded"):
             click.echo("warning: some directories cannot be watched; rescanning periodically")
+        if info.get("failing"):
+            click.echo(f"warning: recording has failed since {info.get('failing_since')} "
+                       f"({info.get('attempts')} attempts); last error: {info.get('last_error')}")
+        unrecorded = info.get("unrecorded")
+        if isinstance(unrecorded, list) and unrecorded:
+            click.echo(f"warning: changes at {', '.join(map(str, unrecorded))} could not be "
+                       "recorded; see the daemon's log")
     else:
         click.echo(f"no daemon watches {info['root']}")
+    if "error" in info:
+        click.echo(f"symdiff: {info['error']}", err=True)
+        return
     changes = info.get("changes")
     click.echo("not indexed yet" if changes is None else f"{changes} changes recorded")
 
@@ -199,19 +220,38 @@ def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
               help="Implementation files, test files, or all; filtered before the limit.")
 @click.option("--workspace", "workspace", default=None, metavar="all|ROOT",
               help='"all" for every workspace in the database, or another workspace\'s root.')
+@click.option("--origin", "origins", multiple=True, metavar="edit|git|watch|scan|commit",
+              help="Only changes by this writer (repeatable; --origin watch --origin scan: what "
+                   "a person changed).")
+@click.option("--path", "paths", multiple=True, metavar="PATTERN",
+              help='Only paths matching this gitignore-style pattern (repeatable; "src/**", '
+                   '"*.go", "!vendor/"; the last that matches decides).')
+@click.option("--cursor", "cursor", default=None, metavar="CURSOR",
+              help="What was recorded after an earlier answer's cursor, oldest first.")
+@click.option("--reader", "reader", default=None, metavar="NAME",
+              help="Keep a cursor under this name: each call shows what NAME has not seen yet.")
 @click.option("--json", "as_json", is_flag=True, help="Print the records as a JSON array.")
+@click.option("--envelope", "envelope", is_flag=True,
+              help='With --json: print {"result": [...], "cursor": ..., "more": ...} instead.')
 @click.option("--patch", "patch", is_flag=True,
               help="Include each change's git patch (JSON: an ACP v2 Diff under `acp`).")
 def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope: str,
-                workspace: str | None, as_json: bool, patch: bool) -> None:
-    """What changed recently, newest first, with the symbols each change touched."""
+                workspace: str | None, origins: tuple[str, ...], paths: tuple[str, ...],
+                cursor: str | None, reader: str | None, as_json: bool, envelope: bool,
+                patch: bool) -> None:
+    """What changed recently, newest first, with the symbols each change touched.
+
+    With --cursor or --reader: what was recorded since, oldest first. When more records match
+    than --limit, stderr says how to continue (`--cursor ...`).
+    """
     import json
 
     from symdiff.query import STALE_WARNING, DiffQuery, diff
 
     settings = Settings.resolve(root, db=db)
     query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=patch,
-                      workspace=workspace)  # fmt: skip
+                      workspace=workspace, origin=list(origins) or None,
+                      path=list(paths) or None, cursor=cursor, reader=reader)  # fmt: skip
     try:
         result = diff(settings, query)
     except SymdiffError as err:
@@ -219,10 +259,16 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     records = result.records
     if result.stale:
         click.echo(f"symdiff: warning: {STALE_WARNING}", err=True)
-    if as_json:
+    if as_json and envelope:
+        click.echo(json.dumps({"result": records, "cursor": result.cursor, "more": result.more},
+                              ensure_ascii=False, indent=2))  # fmt: skip
+    elif as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
     else:
         _print_changes(records, since=since, scope=scope)
+    if result.more and not envelope:
+        click.echo(f"symdiff: more records match; continue with --cursor {result.cursor}",
+                   err=True)  # fmt: skip
 
 
 def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> None:

@@ -52,9 +52,12 @@ INSTRUCTIONS = (
 
 
 class DiffOutput(TypedDict):
-    """The diff records, newest first (the text content carries the same JSON array)."""
+    """The diff records (the first text block carries the same JSON array), the cursor to
+    continue from, and whether more records match beyond the limit."""
 
     result: list[ChangeRecord]
+    cursor: str
+    more: bool
     stale: NotRequired[bool]
 
 
@@ -161,6 +164,57 @@ ScopeArg = Annotated[
         "description": (
             '"impl" (implementation files), "test" (test files by their language\'s '
             'conventions) or "all". The filter applies before the limit.'
+        ),
+    }),
+]
+
+
+OriginArg = Annotated[
+    object,
+    WithJsonSchema({
+        "anyOf": [
+            {"type": "string", "enum": ["edit", "git", "watch", "scan", "commit"]},
+            {"type": "array", "items": {
+                "type": "string", "enum": ["edit", "git", "watch", "scan", "commit"]}},
+        ],
+        "description": (
+            'Only changes made by these writers: "edit" (apply_edits), "git" (checkout, '
+            'reset, merge, stash, ...), "watch" (an editor or another tool, seen live), "scan" '
+            '(found by a rescan, writer unknown), "commit" (imported history). '
+            '["watch", "scan"] is what a person changed. Applies before the limit.'
+        ),
+    }),
+]
+PathArg = Annotated[
+    object,
+    WithJsonSchema({
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+        "description": (
+            'gitignore-style patterns relative to the workspace root ("src/auth/**", "*.go", '
+            '"!vendor/"); the last pattern that matches a path decides. Applies before the '
+            "limit."
+        ),
+    }),
+]
+CursorArg = Annotated[
+    object,
+    WithJsonSchema({
+        "type": "string",
+        "description": (
+            "The `cursor` of an earlier answer: returns what was recorded after it, oldest "
+            "first, at most `limit` records (`more` says whether others remain). Following "
+            "the cursors yields every record exactly once. `since` does not apply."
+        ),
+    }),
+]
+ReaderArg = Annotated[
+    object,
+    WithJsonSchema({
+        "type": "string",
+        "description": (
+            'A name for yourself, e.g. "claude-session-7": the server keeps your cursor, so '
+            "each call returns exactly what you have not seen yet, oldest first (the first "
+            "call: what was recorded within `since`). Not with `cursor`."
         ),
     }),
 ]
@@ -288,6 +342,10 @@ def build_server(
             'Omit for the workspace this server watches. Only a server started with '
             '--all-workspaces takes "all" (every workspace in the database) or the absolute '
             "root path of another indexed workspace; others answer invalid_args."))] = None,
+        origin: OriginArg = None,
+        path: PathArg = None,
+        cursor: CursorArg = None,
+        reader: ReaderArg = None,
     ) -> Annotated[CallToolResult, DiffOutput]:
         """Show recent file changes and which symbols (functions, methods, classes, ...) each
         one added, removed, modified or signature_changed, newest first.
@@ -296,23 +354,32 @@ def build_server(
         alike: use it for bug triage ("what changed in the last hour?"), code review, or to
         catch up with a repository mid-flight. Each record has path, old_path (renames),
         timestamp (UTC), change_type (add/modify/delete/rename), lines_added/lines_removed,
-        scope (impl/test), language and symbols [{name, kind, change_type, start_line,
-        end_line}]. For the text of a change pass include_patch=true.
+        scope (impl/test), language, symbols [{name, kind, change_type, start_line,
+        end_line}], origin (edit/git/watch/scan/commit: who made it), origin_info and git
+        ({branch, head} when it was observed). For the text of a change pass
+        include_patch=true. To follow what happens, pass `reader` (the server remembers what
+        you have seen) or the `cursor` of the previous answer.
         """
         if not all_workspaces and (refused := _other_workspace(workspace, settings.root)):
             return _failure(refused)
         query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=include_patch,
-                          workspace=workspace)  # fmt: skip
+                          workspace=workspace, origin=origin, path=path, cursor=cursor,
+                          reader=reader)  # fmt: skip
         try:
             found = run_diff(settings, query)
         except SymdiffError as err:
             return _failure(err)
         records = found.records
-        if not found.stale:
-            return _success({"result": records}, records)
-        result = _success({"result": records, "stale": True}, records)
-        # The answer itself says it may be stale, not only a log line the agent never sees.
-        result.content.append(TextContent(type="text", text=f"warning: {STALE_WARNING}"))
+        structured: dict[str, Any] = {"result": records, "cursor": found.cursor,
+                                      "more": found.more}  # fmt: skip
+        if found.stale:
+            structured["stale"] = True
+        result = _success(structured, records)
+        if found.stale:
+            # The answer itself says it may be stale, not only a log line the agent never sees.
+            result.content.append(TextContent(type="text", text=f"warning: {STALE_WARNING}"))
+        more = "more records match: call again with this cursor" if found.more else "no more"
+        result.content.append(TextContent(type="text", text=f"cursor: {found.cursor} ({more})"))
         return result
 
     # The SDK JSON-decodes a string argument unless its annotation is exactly `str`, so the

@@ -122,3 +122,39 @@ def test_changes_answers_from_a_read_only_state_folder(tree: Path) -> None:
         assert json.loads(proc.stdout) == expected
     finally:
         subprocess.run(["umount", str(state)], check=True)
+
+
+def test_a_script_reads_a_busy_history_page_by_page(tmp_path: Path) -> None:
+    """120 files changed at once; a script follows `--cursor` through pages of 50 and gets each
+    record once, then a named reader sees only what came after."""
+    for i in range(120):
+        (tmp_path / f"m{i:03}.py").write_text(f"def f{i}():\n    return 0\n")
+    assert symdiff(tmp_path, "index").returncode == 0
+    for i in range(120):
+        (tmp_path / f"m{i:03}.py").write_text(f"def f{i}():\n    return 1\n")
+    assert symdiff(tmp_path, "index").returncode == 0
+    first = symdiff(tmp_path, "changes", "--json", "--limit", "10")
+    assert "symdiff: more records match; continue with --cursor c1." in first.stderr
+    seen: list[str] = []
+    cursor = "c1.LTE6MA"  # before everything
+    while True:
+        proc = symdiff(tmp_path, "changes", "--json", "--envelope", "--limit", "50",
+                       "--cursor", cursor)
+        assert proc.returncode == 0, proc.stderr
+        page = json.loads(proc.stdout)
+        assert len(page["result"]) <= 50
+        seen += [r["path"] for r in page["result"]]
+        cursor = page["cursor"]
+        if not page["more"]:
+            break
+    assert sorted(seen) == [f"m{i:03}.py" for i in range(120)] and len(seen) == 120
+    assert {r["origin"] for r in json.loads(first.stdout)} == {"scan"}
+    assert json.loads(symdiff(tmp_path, "changes", "--json", "--origin", "edit").stdout) == []
+    assert len(json.loads(symdiff(tmp_path, "changes", "--json", "--path", "m11*.py",
+                                  "--path", "!m119.py").stdout)) == 9
+    assert len(json.loads(symdiff(tmp_path, "changes", "--json", "--reader", "r",
+                                  "--limit", "500").stdout)) == 120
+    (tmp_path / "m000.py").write_text("def f0():\n    return 2\n")
+    assert symdiff(tmp_path, "index").returncode == 0
+    [latest] = json.loads(symdiff(tmp_path, "changes", "--json", "--reader", "r").stdout)
+    assert latest["path"] == "m000.py"

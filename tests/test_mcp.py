@@ -149,7 +149,11 @@ async def records(session: ClientSession, **args: Any) -> list[dict[str, Any]]:
     assert not result.is_error, text_of(result)
     assert result.structured_content is not None
     items: list[dict[str, Any]] = result.structured_content["result"]
-    assert json.loads(text_of(result)) == items  # the text content is the same JSON array
+    first, *rest = [b.text for b in result.content if isinstance(b, TextContent)]
+    assert json.loads(first) == items  # the first text block is the same JSON array
+    cursor = result.structured_content["cursor"]  # and the last says where to continue
+    assert rest[-1].startswith(f"cursor: {cursor} (")
+    assert isinstance(result.structured_content["more"], bool)
     return items
 
 
@@ -158,7 +162,8 @@ async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> Non
     assert set(tools) == expect
     diff = tools["diff"]
     props = diff.input_schema["properties"]
-    assert set(props) == {"since", "limit", "scope", "include_patch", "workspace"}
+    assert set(props) == {"since", "limit", "scope", "include_patch", "workspace", "origin",
+                          "path", "cursor", "reader"}
     assert props["since"]["type"] == "string" and props["since"]["default"] == "24h"
     assert props["scope"]["enum"] == ["impl", "test", "all"]
     assert "type" not in props["limit"]  # any JSON value is accepted, then normalised
@@ -188,7 +193,9 @@ async def check_diff_rules(session: ClientSession) -> None:
     assert default[0]["symbols"] == [{"name": "f", "kind": "function",
                                       "change_type": "modified", "start_line": 1,
                                       "end_line": 2}]
-    jsonschema.validate({"result": default}, output_schema)
+    whole = await call(session, "diff", {})
+    assert whole.structured_content is not None and whole.structured_content["more"] is True
+    jsonschema.validate(whole.structured_content, output_schema)
 
     for limit in (0, 501, -3, 2.5, "ten", None, True, [1], {"n": 1}):
         assert len(await records(session, limit=limit)) == 50, limit
@@ -322,7 +329,8 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         assert result.structured_content["stale"] is True
         assert len(result.structured_content["result"]) == 60
         blocks = [b.text for b in result.content if isinstance(b, TextContent)]
-        assert len(blocks) == 2 and blocks[1].startswith("warning: the symdiff daemon")
+        assert len(blocks) == 3 and blocks[1].startswith("warning: the symdiff daemon")
+        assert blocks[2].startswith("cursor: ")
 
     with workspace_lock(settings.root, settings.host):
         run_stdio(workspace, check)
