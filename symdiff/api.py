@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from symdiff.config import Settings
@@ -42,6 +42,7 @@ def apply_edits(
     dry_run: bool = True,
     backup: bool = False,
     record: bool = True,
+    client: Mapping[str, object] | str = "cli",
 ) -> dict[str, object]:
     """Validate search/replace `edits` (text or JSON form) and preview or apply them in the
     workspace; a real apply is recorded in its index at once.
@@ -52,6 +53,8 @@ def apply_edits(
 
     Args:
         allow_write: directories besides the root that the edits may write in.
+        client: who asks, for the record's `origin_info.client`: the MCP client's
+            {"name", "version"}, or "cli".
         record: False leaves the index alone (a running daemon records the write anyway).
     """
     from symdiff.edits import Recorder
@@ -70,4 +73,4 @@ def apply_edits(
     except SymdiffError as err:
         return run(UnavailableRecorder(err))
     with store:
-        return run(IndexRecorder(store, settings))
+        return run(IndexRecorder(store, settings, {"client": client}))

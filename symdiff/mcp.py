@@ -220,6 +220,15 @@ ReaderArg = Annotated[
 ]
 
 
+def _client(ctx: Context | None) -> dict[str, object]:
+    """The MCP client's name and version, from its `initialize` handshake."""
+    params = None if ctx is None else ctx.request_context.session.client_params
+    info = None if params is None else params.client_info
+    if info is None:
+        return {"name": "unknown", "version": None}
+    return {"name": info.name, "version": info.version}
+
+
 def _version() -> str:
     try:
         return version("symdiff")
@@ -449,6 +458,7 @@ def build_server(
                 "file atomically, all or none, and record the change in the index."))] = True,
             backup: Annotated[StrictBool, Field(description=(
                 "Also keep each modified file's previous content as <file>.backup."))] = False,
+            ctx: Context | None = None,
         ) -> Annotated[CallToolResult, ApplyEditsOutput]:
             """Edit files with SEARCH/REPLACE blocks, safely: every block of every file must
             match its file exactly once (as earlier blocks leave it) before anything is written.
@@ -467,7 +477,7 @@ def build_server(
             try:
                 result = run_apply_edits(
                     edits, settings=settings, allow_write=write_roots, dry_run=dry_run,
-                    backup=backup,
+                    backup=backup, client=_client(ctx),
                 )
             except SymdiffError as err:
                 return _failure(err)

@@ -3,12 +3,17 @@
 The edited paths are reconciled once before the write, so that an earlier, unrecorded change to
 them is recorded as its own record (or, in a workspace never indexed, taken as their baseline),
 and once after it with `baseline=False`, so that the edit is always a record of its own.
+
+Before the write the recorder also leaves an *edit intent* per file (path, new blob id, who
+edits): a watching daemon that sees the write first records it as `origin: "edit"` too, and
+the edit is recorded once, whoever is first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from symdiff.blobid import blob_id
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
 from symdiff.indexer import reconcile
@@ -19,13 +24,18 @@ from symdiff.store import Store
 class IndexRecorder:
     """Records edits in the workspace's open `store`."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings,
+                 origin_info: Mapping[str, object] | None = None) -> None:  # fmt: skip
         self._store = store
         self._settings = settings
+        self._origin_info = origin_info
 
-    def before(self, paths: Sequence[str]) -> None:
-        """Snapshot `paths` (relative to the root) as they are before the write."""
-        reconcile(self._store, self._settings, paths=paths)
+    def before(self, writes: Mapping[str, bytes]) -> None:
+        """Snapshot the files as they are before the write; leave the edit's intents."""
+        reconcile(self._store, self._settings, paths=list(writes))
+        ws = self._store.ensure_workspace(str(self._settings.root), self._settings.host)
+        self._store.add_intents(ws.id, [(path, blob_id(new)) for path, new in writes.items()],
+                                self._origin_info)  # fmt: skip
 
     def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
         """Record the write of `paths`; the change records now in the index."""
@@ -40,7 +50,7 @@ class UnavailableRecorder:
     def __init__(self, error: SymdiffError) -> None:
         self._error = error
 
-    def before(self, paths: Sequence[str]) -> None:
+    def before(self, writes: Mapping[str, bytes]) -> None:
         """Fail with the error that kept the index closed."""
         raise self._error
 

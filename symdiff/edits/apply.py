@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -112,9 +112,10 @@ def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str
 class Recorder(Protocol):
     """Where a real apply records its change: the seam to the index (symdiff.recording)."""
 
-    def before(self, paths: Sequence[str]) -> None:
-        """Snapshot the files the edit will touch, so that the record holds this edit and
-        nothing someone else changed first."""
+    def before(self, writes: Mapping[str, bytes]) -> None:
+        """Snapshot the files the edit will touch (relative path -> the bytes it will write),
+        so that the record holds this edit and nothing someone else changed first, and say
+        what the edit will write, so that whoever records it first records an `edit`."""
 
     def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
         """Record the edit; return the change records."""
@@ -149,11 +150,13 @@ def apply_edits(
                                  **_preview(plans, root=root, backup=backup)}
     if dry_run:
         return result
-    rels = [p.path for p in plans if p.operation != "unchanged" and p.real.is_relative_to(root)]
+    changed = {p.path: p.new for p in plans
+               if p.operation != "unchanged" and p.real.is_relative_to(root)}  # fmt: skip
+    rels = list(changed)
     errors: list[str] = []
     if recorder is not None and rels:
         try:
-            recorder.before(rels)
+            recorder.before(changed)
         except SymdiffError as err:
             errors.append(err.render())
             recorder = None
