@@ -14,6 +14,8 @@ import signal
 import threading
 import time
 import uuid
+from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from types import FrameType
 
@@ -21,7 +23,7 @@ from symdiff.config import STATE_DIR, Settings
 from symdiff.errors import StoreError
 from symdiff.heap import settle_heap
 from symdiff.ignore import IgnoreRules
-from symdiff.indexer import Progress, Report, reconcile
+from symdiff.indexer import Notices, Progress, Report, check_root, reconcile
 from symdiff.lock import now_text, workspace_lock
 from symdiff.model import FileChange
 from symdiff.status import STATUS_FILE
@@ -54,6 +56,12 @@ class Stats:
     restarts: int = 0
     degraded: bool = False
     unwatched: list[str] = field(default_factory=list)
+    # While a batch keeps failing: since when, how many attempts, and the last error.
+    failing_since: str | None = None
+    attempts: int = 0
+    last_error: str | None = None
+    # Paths whose changes a split batch could not record (they wait for a later pass).
+    unrecorded: list[str] = field(default_factory=list)
 
 
 class Daemon:
@@ -65,6 +73,7 @@ class Daemon:
         self.poll_s = poll_s
         self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
         self.stats = Stats()
+        self.notices = Notices()
         self.ready = threading.Event()
         self._stop = threading.Event()
         self._store: Store | None = None
@@ -83,6 +92,7 @@ class Daemon:
 
     def run(self, *, show_progress: bool = False) -> Stats:
         """Lock, reconcile the whole tree, then follow events until stopped."""
+        check_root(self.settings)
         with workspace_lock(self.settings.root, self.settings.host) as info:
             self.stats.started_at = str(info["started_at"])
             store = self._store = Store(self.settings.db_url)
@@ -192,13 +202,16 @@ class Daemon:
                 report = self._run_pass(batch, progress)
             except StoreError as exc:
                 log.warning("database unavailable (%s); retrying in %.1fs", exc.reason, backoff)
-            except Exception:  # a bug must cost a retry, never the daemon or the batch
+                self._failed(exc.render())
+            except Exception as exc:  # a bug must cost a retry, never the daemon or the batch
                 log.exception("reconcile failed; retrying in %.1fs", backoff)
+                self._failed(f"{exc.__class__.__name__}: {exc}")
                 bugs += 1
-                if bugs >= ISOLATE_AFTER and not batch.full and len(batch.paths) > 1:
+                if bugs >= ISOLATE_AFTER and (batch.full or len(batch.paths) > 1):
                     self._done(batch, self._isolate(batch))
                     return True
             else:
+                self._recorded(None if batch.full else batch.paths)
                 self._done(batch, report)
                 return True
             attempt += 1
@@ -218,7 +231,8 @@ class Daemon:
         """Reconcile a batch that keeps failing one path (and its move partner) at a time.
 
         One path that trips a bug must not hold back every other change in the tree: the
-        others are recorded, the failing ones are logged and left for a later pass.
+        others are recorded, the failing ones are logged and left for a later pass. A full
+        pass is split into the root's entries; a directory that fails, into its entries.
         """
         assert self._store is not None
         partners: dict[str, set[str]] = {}
@@ -227,28 +241,72 @@ class Daemon:
             partners.setdefault(old, set()).add(new)
         changes: list[FileChange] = []
         done: set[str] = set()
-        for path in sorted(batch.paths):
+        failed: list[str] = []
+        todo = deque(self._entries("") if batch.full else sorted(batch.paths))
+        while todo:
+            path = todo.popleft()
             if path in done:
                 continue
             group = {path} | partners.get(path, set())
             done |= group
             moves = {n: o for n, o in batch.moves.items() if n in group and o in group}
             try:
-                report = reconcile(self._store, self.settings, paths=sorted(group), moves=moves)
+                report = reconcile(self._store, self.settings, paths=sorted(group), moves=moves,
+                                   notices=self.notices)
             except Exception:  # the bug again: this path waits, the rest goes on
+                inside = self._entries(path) if len(group) == 1 else []
+                if inside:
+                    todo.extend(inside)
+                    continue
                 log.exception("cannot record changes at %s; it stays as it is in the index "
                               "until a later pass succeeds", ", ".join(sorted(group)))
+                failed.extend(sorted(group))
             else:
+                self._recorded(group)
                 changes.extend(report.changes)
+        self.stats.unrecorded = sorted(set(self.stats.unrecorded) | set(failed))
         return Report(baseline=False, scanned=0, read=0, changes=tuple(changes))
+
+    def _recorded(self, paths: Collection[str] | None) -> None:
+        """Forget unrecorded paths at or under `paths` (None: all), now recorded after all."""
+        if paths is None:
+            self.stats.unrecorded = []
+            return
+        self.stats.unrecorded = [u for u in self.stats.unrecorded
+                                 if not any(p in ("", u) or u.startswith(p + "/") for p in paths)]
+
+    def _entries(self, rel_dir: str) -> list[str]:
+        """What lies directly in a directory, on disk or in the index (empty for a file)."""
+        assert self._store is not None
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        names: set[str] = set()
+        with contextlib.suppress(OSError):
+            names.update(e.name for e in os.scandir(self.settings.root / rel_dir))
+        ws = self._store.find_workspace(str(self.settings.root), self.settings.host)
+        if ws is not None:
+            under = None if not rel_dir else [rel_dir]
+            for stored in self._store.file_states(ws.id, under=under):
+                if stored.startswith(prefix):
+                    names.add(stored[len(prefix):].split("/", 1)[0])
+        return [prefix + name for name in sorted(names)]
 
     def _run_pass(self, batch: Batch, progress: Progress | None) -> Report:
         assert self._store is not None
         if batch.full:
-            return reconcile(self._store, self.settings, moves=batch.moves, progress=progress)
+            return reconcile(self._store, self.settings, moves=batch.moves, progress=progress,
+                             notices=self.notices)
         if not batch.paths:
             return Report(baseline=False, scanned=0, read=0, changes=())
-        return reconcile(self._store, self.settings, paths=batch.paths, moves=batch.moves)
+        return reconcile(self._store, self.settings, paths=batch.paths, moves=batch.moves,
+                         notices=self.notices)
+
+    def _failed(self, error: str) -> None:
+        """Note a failed attempt where `symdiff status` shows it."""
+        s = self.stats
+        s.failing_since = s.failing_since or now_text()
+        s.attempts += 1
+        s.last_error = error
+        self._write_status(running=True)
 
     def _done(self, batch: Batch, report: Report) -> None:
         s = self.stats
@@ -260,6 +318,7 @@ class Daemon:
             self._last_full = time.monotonic()
         s.last_reconcile = now_text()
         s.last_reconcile_ms = round(report.seconds * 1000, 1)
+        s.failing_since, s.attempts, s.last_error = None, 0, None
         if self._watcher is not None:
             s.overflows = self._watcher.alarm.count
         for name in batch.cookies:
@@ -284,8 +343,9 @@ class Daemon:
         starts = [""] if batch is None or batch.full else sorted(batch.paths)
         dirs: dict[str, int] = {}
         for start in starts:
-            if (self.settings.root / start).is_dir():
-                dirs.update(tracked_dirs(self.settings.root, rules, start))
+            # tracked_dirs skips what it cannot stat (gone, or under a directory we may not
+            # enter); a file yields nothing.
+            dirs.update(tracked_dirs(self.settings.root, rules, start))
         missing = self._watcher.unwatched(dirs)
         if missing:
             time.sleep(0.25)  # watchdog may not have reached those creations yet
@@ -310,7 +370,10 @@ class Daemon:
                 "last_reconcile": s.last_reconcile, "last_reconcile_ms": s.last_reconcile_ms,
                 "batches": s.batches, "events": s.events, "changes_recorded": s.changes,
                 "full_rescans": s.full_rescans, "overflows": s.overflows, "restarts": s.restarts,
-                "degraded": s.degraded, "unwatched": s.unwatched}
+                "degraded": s.degraded, "unwatched": s.unwatched,
+                "failing": s.failing_since is not None, "failing_since": s.failing_since,
+                "attempts": s.attempts, "last_error": s.last_error,
+                "unrecorded": s.unrecorded[:20]}
         path = self.settings.root / STATE_DIR / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
         try:

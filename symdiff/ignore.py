@@ -1,15 +1,17 @@
-"""Which paths symdiff ignores: `.git/`, `.symdiff/`, nested `.gitignore`s, configured patterns."""
+"""Which paths symdiff tracks, and the walk that finds them.
+
+Not tracked: `.git/`, `.symdiff/`, what nested `.gitignore`s and configured patterns ignore,
+and names that are not valid UTF-8.
+"""
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
-
-log = logging.getLogger(__name__)
 
 ALWAYS_IGNORED = frozenset({".git", ".symdiff"})
 # apply_edits stages files as `.<name>.<random>.symdiff-tmp` before renaming them into place.
@@ -75,34 +77,89 @@ class IgnoreRules:
         return self._decide(rel_path, is_dir)
 
 
-def walk(root: Path, rules: IgnoreRules, start: str = "") -> dict[str, os.stat_result]:
-    """Every tracked regular file under `root/start`: relative POSIX path -> lstat result.
+def undecodable_prefix(rel_path: str) -> str | None:
+    """The leading part of a path up to its first name that is not valid UTF-8; None if none.
 
-    Symlinks are not followed (a link is not tracked), so a symlink loop cannot trap the walk;
-    unreadable directories are skipped with a warning.
+    Such a name cannot be stored as text (the database, JSON records and agents all take
+    UTF-8), so symdiff does not track what lies there; see docs/daemon.md.
     """
-    found: dict[str, os.stat_result] = {}
+    if rel_path.isascii():
+        return None
+    parts = rel_path.split("/")
+    for i, part in enumerate(parts):
+        try:
+            part.encode("utf-8")
+        except UnicodeEncodeError:
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def shown(rel_path: str) -> str:
+    """A path fit for messages: bytes that are not UTF-8 written as `\\xff`."""
+    return rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+@dataclass(slots=True)
+class Walk:
+    """What a walk found: the tracked regular files, and what it could not look at."""
+
+    files: dict[str, os.stat_result] = field(default_factory=dict)
+    # Paths it could not list or stat (-> why): what is stored at or under them may still be
+    # there, so it is neither confirmed nor denied.
+    unknown: dict[str, str] = field(default_factory=dict)
+    # Tracked-looking entries whose name is not valid UTF-8 (directories not entered).
+    undecodable: list[str] = field(default_factory=list)
+
+    def update(self, other: Walk) -> None:
+        """Add what another walk found."""
+        self.files.update(other.files)
+        self.unknown.update(other.unknown)
+        self.undecodable.extend(other.undecodable)
+
+
+def walk(root: Path, rules: IgnoreRules, start: str = "") -> Walk:
+    """Every tracked regular file under `root/start` (relative POSIX path -> lstat result).
+
+    Symlinks are not followed (a link is not tracked), so a symlink loop cannot trap the walk.
+    Directories it cannot list and entries it cannot stat are reported in `unknown`, names
+    that are not UTF-8 in `undecodable`; the caller decides what to say about them.
+    """
+    found = Walk()
     stack = [start]
     while stack:
         rel_dir = stack.pop()
         abs_dir = root / rel_dir if rel_dir else root
         try:
             entries = list(os.scandir(abs_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # gone since it was seen: what was under it is gone too
         except OSError as exc:
-            log.warning("cannot list %s: %s", abs_dir, exc.strerror or exc)
+            found.unknown[rel_dir] = f"cannot list {abs_dir}: {exc.strerror or exc}"
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    if not rules.is_ignored_entry(rel, is_dir=True):
-                        stack.append(rel)
-                elif entry.is_file(follow_symlinks=False) and not rules.is_ignored_entry(
-                    rel, is_dir=False
-                ):
-                    found[rel] = entry.stat(follow_symlinks=False)
+                _visit(entry, rel, rules, found, stack)
+            except FileNotFoundError:
+                continue  # gone between the listing and the stat
             except OSError as exc:
-                log.warning("cannot stat %s: %s", rel, exc.strerror or exc)
+                found.unknown[rel] = f"cannot stat {rel}: {exc.strerror or exc}"
     return found
+
+
+def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, found: Walk,
+           stack: list[str]) -> None:
+    """File one directory entry of a walk."""
+    if entry.is_symlink():
+        return
+    is_dir = entry.is_dir(follow_symlinks=False)
+    if not is_dir and not entry.is_file(follow_symlinks=False):
+        return
+    if rules.is_ignored_entry(rel, is_dir=is_dir):
+        return
+    if undecodable_prefix(entry.name) is not None:
+        found.undecodable.append(rel)
+    elif is_dir:
+        stack.append(rel)
+    else:
+        found.files[rel] = entry.stat(follow_symlinks=False)

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 
 from symdiff.attribute import symbol_changes
 from symdiff.config import Settings
-from symdiff.ignore import IgnoreRules, walk
+from symdiff.errors import ToolFailed
+from symdiff.ignore import IgnoreRules, Walk, shown, undecodable_prefix, walk
 from symdiff.languages import language_for
 from symdiff.linediff import LineDiff, count_lines, diff_lines
 from symdiff.model import ChangeType, FileChange, SymbolChange
@@ -30,6 +31,7 @@ Progress = Callable[[int, int], None]
 # have changed again within the same timestamp tick, so size + mtime cannot vouch for it.
 RACY_NS = 2_000_000_000
 BATCH = 256
+MAX_NOTICES = 10_000  # past this many distinct warnings, forget them (and warn again)
 
 
 def utcnow() -> datetime:
@@ -49,6 +51,26 @@ class Report:
     seconds: float = 0.0
 
 
+class Notices:
+    """Warnings about paths the index cannot follow, each logged once however many passes meet it.
+
+    A daemon keeps one for its life, so a name that is not UTF-8 or a directory that cannot be
+    listed is logged once, not on every pass; every pass still lists it in `Report.skipped`.
+    """
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def warn(self, text: str) -> None:
+        """Log `text` as a warning unless it was logged before."""
+        if text in self._seen:
+            return
+        if len(self._seen) >= MAX_NOTICES:
+            self._seen.clear()
+        self._seen.add(text)
+        log.warning("%s", text)
+
+
 @dataclass(slots=True)
 class _Seen:
     """A file as read now."""
@@ -65,11 +87,17 @@ class _Pass:
     workspace: Workspace
     clock: Clock
     baseline: bool
+    notices: Notices
     known: dict[str, FileState] = field(default_factory=dict)
     gone: dict[str, FileState] = field(default_factory=dict)
     added: dict[str, _Seen] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     read: int = 0
+
+    def skip(self, rel: str, why: str) -> None:
+        """Leave a path as the index last saw it, and say so (once)."""
+        self.skipped.append(rel)
+        self.notices.warn(why)
 
 
 def _trusted(known: FileState, st: os.stat_result) -> bool:
@@ -82,11 +110,10 @@ def _read(p: _Pass, rel: str) -> _Seen | None:
     """Read one file; None when it vanished, is unreadable, or is not a regular file."""
     try:
         res = read_file(p.settings.root / rel, max_size=p.settings.max_file_size)
-    except (FileNotFoundError, NotRegular):
+    except (FileNotFoundError, NotADirectoryError, NotRegular):
         return None
     except OSError as exc:
-        log.warning("skipping %s: %s", rel, exc.strerror or exc)
-        p.skipped.append(rel)
+        p.skip(rel, f"skipping {rel}: {exc.strerror or exc}")
         return None
     p.read += 1
     if res.content is None:
@@ -200,22 +227,66 @@ def _pair_renames(
 def _scan(
     p: _Pass, paths: Collection[str] | None
 ) -> tuple[dict[str, os.stat_result], dict[str, FileState]]:
-    """The tracked files now and as last seen, over the whole tree or under `paths`."""
+    """The tracked files now and as last seen, over the whole tree or under `paths`.
+
+    Stored files at or under a path that could not be looked at are left out of both: their
+    state stands until the path can be looked at again.
+    """
     rules = IgnoreRules(p.settings.root, p.settings.ignore)
     if paths is None:
-        return walk(p.settings.root, rules), p.store.file_states(p.workspace.id)
-    current: dict[str, os.stat_result] = {}
-    wanted = sorted(set(paths))
-    for rel in wanted:
+        found = walk(p.settings.root, rules)
+        known = p.store.file_states(p.workspace.id)
+    else:
+        found, wanted = _walk_paths(p, rules, paths)
+        known = p.store.file_states(p.workspace.id, under=wanted) if wanted else {}
+    for rel in sorted(set(found.undecodable)):
+        p.skip(shown(rel), f"skipping {shown(rel)}: the name is not valid UTF-8")
+    for rel, why in sorted(found.unknown.items()):
+        p.skip(shown(rel), shown(why))
+    if found.unknown:
+        unknown = set(found.unknown)
+        known = {rel: s for rel, s in known.items() if not _covered(rel, unknown)}
+    return found.files, known
+
+
+def _walk_paths(p: _Pass, rules: IgnoreRules, paths: Collection[str]) -> tuple[Walk, list[str]]:
+    """What is at or under each of `paths` now, and those of them that can be stored."""
+    found = Walk()
+    wanted: list[str] = []
+    for rel in sorted(set(paths)):
         try:
-            st = os.lstat(p.settings.root / rel)
-        except OSError:
-            continue  # gone: the stored states under it will say what was deleted
-        if stat.S_ISDIR(st.st_mode) and not rules.is_ignored(rel, is_dir=True):
-            current.update(walk(p.settings.root, rules, start=rel))
-        elif stat.S_ISREG(st.st_mode) and not rules.is_ignored(rel):
-            current[rel] = st
-    return current, p.store.file_states(p.workspace.id, under=wanted)
+            st: os.stat_result | None = os.lstat(p.settings.root / rel)
+        except (FileNotFoundError, NotADirectoryError):
+            st = None  # gone: the stored states under it will say what was deleted
+        except OSError as exc:
+            found.unknown[rel] = f"cannot stat {rel}: {exc.strerror or exc}"
+            continue
+        is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+        bad = undecodable_prefix(rel)
+        if bad is not None:
+            if st is not None and not rules.is_ignored(bad, is_dir=is_dir or bad != rel):
+                found.undecodable.append(bad)
+            continue
+        wanted.append(rel)
+        if st is None or rules.is_ignored(rel, is_dir=is_dir):
+            continue
+        if is_dir:
+            found.update(walk(p.settings.root, rules, start=rel))
+        elif stat.S_ISREG(st.st_mode):
+            found.files[rel] = st
+    return found, wanted
+
+
+def _covered(rel: str, prefixes: set[str]) -> bool:
+    """Whether `rel` is one of `prefixes` or lies under one."""
+    if "" in prefixes:
+        return True
+    end = len(rel)
+    while end > 0:
+        if rel[:end] in prefixes:
+            return True
+        end = rel.rfind("/", 0, end)
+    return False
 
 
 def reconcile(
@@ -227,6 +298,7 @@ def reconcile(
     progress: Progress | None = None,
     clock: Clock = utcnow,
     baseline: bool | None = None,
+    notices: Notices | None = None,
 ) -> Report:
     """Record every difference between the tree and its last snapshot.
 
@@ -235,12 +307,15 @@ def reconcile(
         moves: observed renames, new path -> old path, to pair even when the content changed.
         baseline: True snapshots new files without recording `add`s; False records them even
             in a workspace whose first full pass has not completed; None decides by that.
+        notices: where warnings about skipped paths are remembered, to log each once (a
+            daemon passes the same one to every pass); None logs each once in this pass.
     """
     started = time.monotonic()
+    check_root(settings)
     ws = store.ensure_workspace(str(settings.root), settings.host)
     if baseline is None:
         baseline = not ws.baseline_done
-    p = _Pass(settings, store, ws, clock, baseline=baseline)
+    p = _Pass(settings, store, ws, clock, baseline=baseline, notices=notices or Notices())
     current, p.known = _scan(p, paths)
     to_read = sorted(
         rel for rel, st in current.items() if rel not in p.known or not _trusted(p.known[rel], st)
@@ -268,6 +343,13 @@ def reconcile(
         skipped=tuple(p.skipped),
         seconds=time.monotonic() - started,
     )
+
+
+def check_root(settings: Settings) -> None:
+    """Raise ToolFailed when the workspace root cannot be stored (its path is not UTF-8)."""
+    if undecodable_prefix(str(settings.root)) is not None:
+        raise ToolFailed(f"the workspace root {shown(str(settings.root))} is not valid UTF-8; "
+                         "symdiff cannot index it")
 
 
 def _examine(p: _Pass, rel: str) -> Mutation | None:
@@ -303,10 +385,18 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         change = _record(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen)
         muts.append(Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change))
     for rel, old in sorted(p.gone.items()):
-        if os.path.lexists(p.settings.root / rel):
+        try:
+            st: os.stat_result | None = os.lstat(p.settings.root / rel)
+        except (FileNotFoundError, NotADirectoryError):
+            st = None
+        except OSError as exc:  # cannot tell whether it is gone: it stays as last seen
+            p.skip(rel, f"skipping {rel}: {exc.strerror or exc}")
+            continue
+        if st is not None and not stat.S_ISDIR(st.st_mode):
             # Still on disk but no longer tracked (now ignored, or became a link): forget it.
             muts.append(Mutation(deletes=(rel,)))
             continue
+        # Gone, or a directory now stands where the file was: either way the file was deleted.
         change = _record(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
                          new=None)  # fmt: skip
         muts.append(Mutation(deletes=(rel,), change=change))

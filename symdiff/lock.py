@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from symdiff.config import STATE_DIR
-from symdiff.errors import LockedError
+from symdiff.errors import LockedError, ToolFailed
 
 LOCK_FILE = "daemon.lock"
 
@@ -30,12 +30,17 @@ def now_text() -> str:
 def workspace_lock(root: Path, host: str, *, wait_s: float = 0.5) -> Iterator[dict[str, object]]:
     """Hold the workspace's daemon lock for the duration; yields what the lock file says.
 
-    Raises LockedError when another live daemon holds it. `wait_s` rides out the instant a
-    `status` or `sync` probe holds it shared.
+    Raises LockedError when another live daemon holds it, ToolFailed when the lock file
+    cannot be written (`.symdiff/` not writable). `wait_s` rides out the instant a `status`
+    or `sync` probe holds it shared.
     """
     path = root / STATE_DIR / LOCK_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole daemon's life
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole daemon's life
+    except OSError as exc:
+        raise ToolFailed(f"cannot write the workspace lock {path}: "
+                         f"{exc.strerror or exc}") from exc
     try:
         deadline = time.monotonic() + wait_s
         while True:

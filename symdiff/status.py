@@ -23,21 +23,31 @@ def status(settings: Settings) -> dict[str, object]:
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, dict):
-            for key in ("last_reconcile", "changes_recorded", "degraded", "overflows"):
+            for key in _FROM_DAEMON:
                 out[key] = data.get(key)
-    out["changes"] = _count_changes(settings)
+    try:
+        out["changes"] = _count_changes(settings)
+    except StoreError as err:
+        out["changes"] = None
+        out["error"] = err.render()
     return out
 
 
+# What the daemon's status file adds: its last pass, and whether recording keeps failing.
+_FROM_DAEMON = ("last_reconcile", "changes_recorded", "degraded", "overflows", "failing",
+                "failing_since", "attempts", "last_error", "unrecorded")
+
+
 def _count_changes(settings: Settings) -> int | None:
+    """The workspace's change count; None when it has no database or no records yet.
+
+    Raises StoreError when the database is there but cannot be read (corrupt, unreachable).
+    """
     db_file = settings.db_url.removeprefix("sqlite:///")
     if settings.db_url.startswith("sqlite:///") and not os.path.exists(db_file):
         return None
     from symdiff.store import Store
 
-    try:
-        with Store(settings.db_url, read_only=True) as store:
-            ws = store.find_workspace(str(settings.root), settings.host)
-            return None if ws is None else store.count_changes(ws.id)
-    except StoreError:
-        return None
+    with Store(settings.db_url, read_only=True) as store:
+        ws = store.find_workspace(str(settings.root), settings.host)
+        return None if ws is None else store.count_changes(ws.id)

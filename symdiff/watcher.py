@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 import time
 import warnings
@@ -278,6 +279,8 @@ def tracked_dirs(root: Path, rules: IgnoreRules, start: str = "") -> dict[str, i
         path = root / rel if rel else root
         try:
             st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode):
+                continue  # a file or a link (not followed) where a directory was
             entries = list(os.scandir(path))
         except OSError:
             continue  # unreadable or gone: inotify cannot watch it and the walk cannot list it
@@ -305,7 +308,11 @@ class Watcher:
 
     def start(self) -> None:
         """Attach the overflow alarm and start watching (raises OSError at the watch limit)."""
-        (self.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)
+        try:
+            (self.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # queries cannot ask us to catch up; recording goes on
+            log.warning("cannot create %s: %s; queries will not wait for the daemon",
+                        self.root / COOKIE_DIR, exc.strerror or exc)
         # A directory moved out keeps its inotify watch; moved back in, watchdog re-registers
         # the same callback and warns. Harmless, but under `-W error` that warning would kill
         # watchdog's reader thread and with it every later event.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -391,3 +393,266 @@ def test_a_path_that_keeps_failing_does_not_hold_back_the_others(
         monkeypatch.setattr(daemon_module, "reconcile", real)
         (root / "poison.py").write_text("x = 2\n")  # once the bug is gone, it is recorded
         assert settled(s)[("add", "poison.py", None)] == 1
+
+
+# -- trees the daemon cannot fully see, and failures it must not hide --------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, root: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{root}/.symdiff/index.db"
+    return str(request.getfixturevalue("pg_url"))
+
+
+def _with_db(root: Path, url: str) -> Settings:
+    return Settings.resolve(root, db=url, host="testhost", settle_ms=20)
+
+
+def _write_bytes_name(root: Path, name: bytes, data: bytes) -> None:
+    with open(os.fsencode(root) + b"/" + name, "wb") as f:
+        f.write(data)
+
+
+def test_a_name_that_is_not_utf8_does_not_stop_recording(
+    root: Path, db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It used to fail every pass (`surrogates not allowed`), for ever, while status said all
+    was well. Now the name is skipped with one warning and everything else is recorded."""
+    s = _with_db(root, db_url)
+    _write_bytes_name(root, b"early\xff.py", b"x = 1\n")  # there at the start pass
+    with caplog.at_level(logging.WARNING, logger="symdiff.indexer"), daemon_thread(s) as d:
+        assert settled(s) == Counter()
+        _write_bytes_name(root, b"bad\xff.py", b"x")  # seen as an event
+        os.mkdir(os.fsencode(root) + b"/dir\xfe")
+        _write_bytes_name(root, b"dir\xfe/inside.py", b"y = 1\n")
+        (root / "main.py").write_text("def main():\n    return 2\n")
+        assert settled(s) == Counter({("modify", "main.py", None): 1})
+        for _ in range(3):  # full passes meet the names again: no more warnings
+            d.dirty.overflow()
+            assert sync(root, timeout=20)
+        (root / "pkg" / "util.py").write_text("def helper(x):\n    return x + 1\n")
+        assert settled(s) == Counter({("modify", "main.py", None): 1,
+                                      ("modify", "pkg/util.py", None): 1})
+        env = {"SYMDIFF_HOST": "testhost"}
+        index = subprocess.run([sys.executable, "-m", "symdiff", "index", str(root), "--db",
+                                db_url, "--json"], env={**os.environ, **env},
+                               capture_output=True, text=True, timeout=60)
+        assert index.returncode == 0, index.stderr
+        assert json.loads(index.stdout)["skipped"] == ["bad\\xff.py", "dir\\xfe", "early\\xff.py"]
+        state = json.loads((root / ".symdiff" / "daemon.json").read_text())
+        assert state["failing"] is False and state["attempts"] == 0
+        assert state["last_error"] is None and state["unrecorded"] == []
+        out = CliRunner().invoke(cli, ["status", str(root), "--db", db_url], env=env)
+        assert out.exit_code == 0, out.output
+        assert "warning" not in out.output and "2 changes recorded" in out.output
+    warned = Counter(r.getMessage() for r in caplog.records)
+    assert warned == Counter({f"skipping {n}: the name is not valid UTF-8": 1
+                              for n in ("early\\xff.py", "bad\\xff.py", "dir\\xfe")})
+
+
+@contextmanager
+def _postgres_refusing(url: str) -> Iterator[None]:
+    """The database refuses every connection (as in an outage) for the duration."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0].replace("postgresql+psycopg", "postgresql") + "/test"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE datname = %s AND pid <> pg_backend_pid()", (name,))
+        try:
+            yield
+        finally:
+            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+
+
+def test_a_reconcile_that_keeps_failing_shows_in_status(root: Path, pg_url: str) -> None:
+    s = _with_db(root, pg_url)
+    env = {"SYMDIFF_HOST": "testhost"}
+    state_file = root / ".symdiff" / "daemon.json"
+
+    def state() -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(state_file.read_text())
+        return data
+
+    with daemon_thread(s):
+        assert settled(s) == Counter()
+        with _postgres_refusing(pg_url):
+            (root / "main.py").write_text("def main():\n    return 2\n")
+            wait_for(lambda: state()["attempts"] >= 2)
+            now = state()
+            assert now["failing"] is True and now["failing_since"]
+            assert now["last_error"].startswith("store_error: ")
+            out = CliRunner().invoke(cli, ["status", str(root), "--db", pg_url], env=env)
+            assert f"warning: recording has failed since {now['failing_since']}" in out.output
+            assert "store_error" in out.output and out.exit_code == 1
+            out = CliRunner().invoke(cli, ["status", str(root), "--db", pg_url, "--json"],
+                                     env=env)
+            info = json.loads(out.stdout)
+            assert info["failing"] is True and info["attempts"] >= 2
+            assert info["error"].startswith("store_error: ")
+        wait_for(lambda: state()["failing"] is False, timeout=60)  # backoff is up to 30 s
+        assert state()["attempts"] == 0 and state()["last_error"] is None
+        assert settled(s) == Counter({("modify", "main.py", None): 1})
+        out = CliRunner().invoke(cli, ["status", str(root), "--db", pg_url], env=env)
+        assert out.exit_code == 0 and "warning" not in out.output
+        assert "1 changes recorded" in out.output
+
+
+def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug that one file triggers (injected where the indexer builds its record) in a full
+    pass costs that file: the pass is split by directory, the rest is recorded, and status
+    names the file until a later pass records it."""
+    import symdiff.indexer as indexer_module
+
+    real = indexer_module._record
+
+    def buggy(p: Any, kind: Any, path: str, **kw: Any) -> Any:
+        if "poison" in path:
+            raise RuntimeError("injected bug")
+        return real(p, kind, path, **kw)
+
+    (root / "pkg" / "deep").mkdir()
+    s = make_settings(root)
+    with daemon_thread(s) as d:
+        assert settled(s) == Counter()
+        monkeypatch.setattr(indexer_module, "_record", buggy)
+        assert d.watcher is not None
+        with d.watcher.observer._inotify_fd._lock:  # type: ignore[attr-defined]
+            # Held back from the watcher, so that the full pass below meets them all at once.
+            (root / "pkg" / "deep" / "poison.py").write_text("x = 1\n")
+            (root / "pkg" / "deep" / "fine.py").write_text("y = 1\n")
+            (root / "main.py").write_text("def main():\n    return 2\n")
+            d.dirty.overflow()
+            wait_for(lambda: records(s) == Counter({("add", "pkg/deep/fine.py", None): 1,
+                                                   ("modify", "main.py", None): 1}))
+        wait_for(lambda: d.stats.unrecorded == ["pkg/deep/poison.py"])
+        state = json.loads((root / ".symdiff" / "daemon.json").read_text())
+        assert state["unrecorded"] == ["pkg/deep/poison.py"] and state["failing"] is False
+        out = CliRunner().invoke(cli, ["status", str(root), "--db", s.db_url],
+                                 env={"SYMDIFF_HOST": "testhost"})
+        assert "changes at pkg/deep/poison.py could not be recorded" in out.output
+        monkeypatch.setattr(indexer_module, "_record", real)
+        (root / "pkg" / "deep" / "poison.py").write_text("x = 2\n")
+        assert settled(s)[("add", "pkg/deep/poison.py", None)] == 1
+        assert d.stats.unrecorded == []
+
+
+def test_a_file_replaced_by_a_directory_is_a_delete(root: Path) -> None:
+    s = make_settings(root)
+    with daemon_thread(s) as d:
+        os.unlink(root / "main.py")
+        os.mkdir(root / "main.py")
+        (root / "main.py" / "x").write_text("inside\n")
+        assert settled(s) == Counter({("delete", "main.py", None): 1,
+                                      ("add", "main.py/x", None): 1})
+        d.dirty.overflow()  # and a full pass finds nothing more
+        assert settled(s) == Counter({("delete", "main.py", None): 1,
+                                      ("add", "main.py/x", None): 1})
+    (root / "pkg" / "util.py").unlink()  # while no daemon runs: the start pass
+    (root / "pkg" / "util.py").mkdir()
+    (root / "pkg" / "util.py" / "y").write_text("inside too\n")
+    with daemon_thread(s):
+        assert settled(s) == Counter({("delete", "main.py", None): 1,
+                                      ("add", "main.py/x", None): 1,
+                                      ("delete", "pkg/util.py", None): 1,
+                                      ("add", "pkg/util.py/y", None): 1})
+
+
+def _spawn_bound(s: Settings) -> subprocess.Popen[bytes]:
+    """The daemon as a process that file modes bind (root drops its override capabilities),
+    once its start pass is done."""
+    from unprivileged import popen_symdiff
+
+    p = popen_symdiff("watch", str(s.root), "--db", s.db_url, "-q",
+                      env={"SYMDIFF_SETTLE_MS": "20", "SYMDIFF_HOST": s.host})
+    wait_for(lambda: p.poll() is not None or _started(s, p.pid), timeout=30)
+    assert p.poll() is None, p.communicate()
+    return p
+
+
+def _started(s: Settings, pid: int) -> bool:
+    """Whether the daemon `pid` holds the lock and has made its start pass."""
+    holder = running(s.root)
+    if holder is None or holder.get("pid") != pid:
+        return False
+    with contextlib.suppress(OSError, ValueError):  # written after the start pass
+        return bool(json.loads((s.root / ".symdiff" / "daemon.json").read_text())["pid"] == pid)
+    if not s.db_url.startswith("postgresql"):
+        return False  # (opening SQLite while the daemon creates it could fail either side)
+    with Store(s.db_url) as store:  # no status file where `.symdiff/` is read-only
+        ws = store.find_workspace(str(s.root), s.host)
+    return ws is not None and ws.baseline_done
+
+
+def _stop(p: subprocess.Popen[bytes]) -> str:
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    return err.decode()
+
+
+def test_an_unlistable_directory_is_neither_deleted_nor_added_again(root: Path) -> None:
+    s = make_settings(root)
+    (root / "pkg" / "deep").mkdir()
+    (root / "pkg" / "deep" / "more.py").write_text("m = 1\n")
+    p = _spawn_bound(s)
+    try:
+        (root / "pkg").chmod(0)
+        (root / "pkg" / "new.py").write_text("n = 1\n")  # an event the daemon cannot follow
+        (root / "main.py").write_text("def main():\n    return 2\n")
+        assert settled(s) == Counter({("modify", "main.py", None): 1})
+    finally:
+        err = _stop(p)
+    assert "cannot stat pkg/new.py: Permission denied" in err
+    p = _spawn_bound(s)  # the start pass walks the whole tree
+    try:
+        assert settled(s) == Counter({("modify", "main.py", None): 1})
+    finally:
+        (root / "pkg").chmod(0o755)
+        err = _stop(p)
+    assert f"cannot list {root / 'pkg'}: Permission denied" in err
+    p = _spawn_bound(s)  # readable again: only what is really new is an add
+    try:
+        assert settled(s) == Counter({("modify", "main.py", None): 1,
+                                      ("add", "pkg/new.py", None): 1})
+    finally:
+        _stop(p)
+
+
+def test_watch_fails_cleanly_when_the_state_dir_is_not_writable(root: Path) -> None:
+    from unprivileged import symdiff
+
+    (root / ".symdiff").mkdir()
+    (root / ".symdiff").chmod(0o555)
+    try:
+        out = symdiff("watch", str(root), "-q", env={"SYMDIFF_HOST": "testhost"})
+    finally:
+        (root / ".symdiff").chmod(0o755)
+    assert out.returncode == 1
+    assert out.stderr == (f"symdiff: tool_failed: cannot write the workspace lock "
+                          f"{root / '.symdiff' / 'daemon.lock'}: Permission denied\n")
+
+
+def test_watch_on_postgresql_records_with_a_read_only_state_dir(root: Path, pg_url: str) -> None:
+    """The database lives elsewhere; the lock file is there and writable, the folder is not:
+    the daemon records (queries just cannot ask it to catch up), and says what it cannot do."""
+    s = _with_db(root, pg_url)
+    (root / ".symdiff").mkdir()
+    (root / ".symdiff" / "daemon.lock").touch()
+    (root / ".symdiff").chmod(0o555)
+    try:
+        p = _spawn_bound(s)
+        try:
+            (root / "main.py").write_text("def main():\n    return 2\n")
+            wait_for(lambda: records(s) == Counter({("modify", "main.py", None): 1}))
+        finally:
+            err = _stop(p)
+    finally:
+        (root / ".symdiff").chmod(0o755)
+    assert "queries will not wait for the daemon" in err
+    assert "inotify unavailable" not in err and "WATCH LIMIT" not in err

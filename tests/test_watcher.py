@@ -199,3 +199,24 @@ def test_every_tracked_directory_is_watched(tmp_path: Path) -> None:
         assert w.unwatched({"x": other.stat().st_ino}) == ["x"]
     finally:
         w.stop()
+
+
+def test_real_observer_hands_over_a_file_replaced_by_a_directory(tmp_path: Path) -> None:
+    """`rm f; mkdir f; touch f/x` marks `f` itself, so the subtree pass over it finds the
+    file's stored state gone (a delete) and `f/x` new; a name that is not UTF-8 arrives as
+    Python decodes file names, for the indexer to skip."""
+    (tmp_path / "f").write_text("a file\n")
+    dirty = DirtySet(settle_s=0.02)
+    w = Watcher(tmp_path, dirty)
+    w.start()
+    try:
+        (tmp_path / "f").unlink()
+        (tmp_path / "f").mkdir()
+        (tmp_path / "f" / "x").write_text("inside\n")
+        with open(os.fsencode(tmp_path) + b"/bad\xff.py", "wb") as f:
+            f.write(b"x")
+        bad = os.fsdecode(b"bad\xff.py")
+        seen = _take_until(dirty, {"f", bad})
+        assert {"f", bad} <= seen
+    finally:
+        w.stop()
