@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -627,8 +627,8 @@ class _Witness:
         if self.fail == step:
             raise StoreError(f"{step} failed")
 
-    def before(self, paths: Sequence[str]) -> None:
-        self._note("before", paths)
+    def before(self, writes: Mapping[str, bytes]) -> None:
+        self._note("before", list(writes))
 
     def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
         self._note("after", paths)
