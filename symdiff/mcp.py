@@ -332,8 +332,9 @@ def build_server(
     server: MCPServer = _Server(
         "symdiff", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING"
     )
-    allowed_roots = (settings.root, *(Path(p).resolve() for p in allow))
     write_roots = tuple(Path(p).resolve() for p in allow_write)
+    # What a server may write it may read: a dry run shows that content anyway.
+    allowed_roots = (settings.root, *(Path(p).resolve() for p in allow), *write_roots)
 
     @server.tool(
         name="diff",
