@@ -216,9 +216,14 @@ class _Handler(FileSystemEventHandler):
         self.root = root
         self.dirty = dirty
 
-    def _hint(self, rel: str) -> None:
+    def _hint(self, rel: str, *, arrived: bool = True) -> None:
         if rel.startswith(COOKIE_DIR + "/"):
-            self.dirty.cookie(rel[len(COOKIE_DIR) + 1:])
+            # Only a cookie's arrival asks us to catch up. Its later events (closed after
+            # write, deleted by our ack or by a query giving up) can come after the batch that
+            # answered it; taken as requests, they would hand out the next batch unsettled and
+            # a save being written would be read half-written.
+            if arrived:
+                self.dirty.cookie(rel[len(COOKIE_DIR) + 1:])
         elif not _internal(rel):
             if rel.rsplit("/", 1)[-1] == ".gitignore":
                 # What is tracked below this directory may have changed: rescan it.
@@ -236,12 +241,13 @@ class _Handler(FileSystemEventHandler):
                     and not _internal(dest):
                 self.dirty.move(src, dest)
                 return
-            for rel in (src, dest):
-                if rel is not None:
-                    self._hint(rel)
+            if src is not None:
+                self._hint(src, arrived=False)
+            if dest is not None:
+                self._hint(dest)
             return
         if src is not None:
-            self._hint(src)
+            self._hint(src, arrived=isinstance(event, FileCreatedEvent))
 
 
 class _OverflowAlarm(logging.Handler):

@@ -11,6 +11,9 @@ from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
     FileModifiedEvent,
     FileMovedEvent,
 )
@@ -123,9 +126,14 @@ def test_handler_marks_paths_filters_internals_and_sees_cookies(tmp_path: Path) 
     h.dispatch(DirMovedEvent(f"{root}/d1", f"{root}/d2"))
     h.dispatch(DirDeletedEvent(f"{root}/gone"))
     h.dispatch(FileModifiedEvent("/elsewhere/x.py"))
-    h.dispatch(FileModifiedEvent(f"{root}/{COOKIE_DIR}/c1"))
+    h.dispatch(FileCreatedEvent(f"{root}/{COOKIE_DIR}/c1"))
+    # A cookie's later events ask for nothing: closed after its write, deleted (an ack).
+    h.dispatch(FileClosedEvent(f"{root}/{COOKIE_DIR}/c2"))
+    h.dispatch(FileModifiedEvent(f"{root}/{COOKIE_DIR}/c2"))
+    h.dispatch(FileDeletedEvent(f"{root}/{COOKIE_DIR}/c2"))
+    h.dispatch(FileMovedEvent(f"{root}/{COOKIE_DIR}/c3", f"{root}/c3"))
     batch = dirty.take(0)
-    assert batch.paths == {"src/a.py", "pkg", "old.py", "new.py", "d1", "d2", "gone"}
+    assert batch.paths == {"src/a.py", "pkg", "old.py", "new.py", "d1", "d2", "gone", "c3"}
     assert batch.moves == {"new.py": "old.py", "d2": "d1"}
     assert batch.cookies == {"c1"}
     h.dispatch(DirCreatedEvent(root))  # the root itself replaced: rescan all
@@ -218,5 +226,26 @@ def test_real_observer_hands_over_a_file_replaced_by_a_directory(tmp_path: Path)
         bad = os.fsdecode(b"bad\xff.py")
         seen = _take_until(dirty, {"f", bad})
         assert {"f", bad} <= seen
+    finally:
+        w.stop()
+
+
+def test_only_a_cookies_arrival_asks_for_a_batch(tmp_path: Path) -> None:
+    """A cookie's close-after-write event (often heard after the batch that answered it) and
+    its deletion (the daemon's ack) used to count as new cookies, which hand out whatever is
+    pending at once, unsettled: the next save, caught between its truncate and its write, was
+    recorded as an `add`/`modify` to empty content and a second `modify` (test_daemon's
+    save-then-query tests failed so, now and then)."""
+    dirty = DirtySet(settle_s=5, max_delay_s=5)
+    w = Watcher(tmp_path, dirty)
+    w.start()
+    try:
+        cookie = tmp_path / COOKIE_DIR / "c1"
+        fd = os.open(cookie, os.O_CREAT | os.O_WRONLY)
+        assert dirty.take(2).cookies == {"c1"}  # answered on its creation...
+        os.close(fd)  # ...before it was closed
+        cookie.unlink()  # the ack
+        (tmp_path / "a.py").write_text("x = 1\n")  # a save...
+        assert not dirty.take(1)  # ...waits for its settle window
     finally:
         w.stop()
