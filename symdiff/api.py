@@ -7,6 +7,7 @@ from pathlib import Path
 
 from symdiff.config import Settings
 from symdiff.indexer import Progress, Report, reconcile
+from symdiff.origins import scan_provenance
 from symdiff.store import Store
 
 
@@ -25,13 +26,14 @@ def index(
     settings: Settings, *, show_progress: bool = False, progress: Progress | None = None
 ) -> Report:
     """One reconcile pass over the workspace (a baseline on the first run)."""
+    provenance = scan_provenance(settings.root)
     with open_store(settings) as store:
         if not show_progress:
-            return reconcile(store, settings, progress=progress)
+            return reconcile(store, settings, progress=progress, provenance=provenance)
         from symdiff.progress import progress_bar
 
         with progress_bar("indexing") as bar:
-            return reconcile(store, settings, progress=bar)
+            return reconcile(store, settings, progress=bar, provenance=provenance)
 
 
 def apply_edits(

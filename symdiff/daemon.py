@@ -25,11 +25,12 @@ from symdiff.heap import settle_heap
 from symdiff.ignore import IgnoreRules
 from symdiff.indexer import Notices, Progress, Report, check_root, reconcile
 from symdiff.lock import now_text, workspace_lock
-from symdiff.model import FileChange
+from symdiff.model import FileChange, Origin, Provenance
+from symdiff.origins import BatchOrigins
 from symdiff.status import STATUS_FILE
 from symdiff.store import Store
 from symdiff.sync import COOKIE_DIR
-from symdiff.watcher import Batch, DirtySet, Watcher, tracked_dirs
+from symdiff.watcher import Batch, DirtySet, Watcher, collapse, tracked_dirs
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ ISOLATE_AFTER = 3  # failed attempts of a batch (not database outages) before sp
 LOG_EVERY_S = 60.0
 HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
 FLUSH_WAIT_S = 2.0
+GIT_TAIL_S = 2.0  # at most this long a git batch waits for the rest of the command's writes
 
 
 @dataclass(slots=True)
@@ -79,6 +81,7 @@ class Daemon:
         self._store: Store | None = None
         self._watcher: Watcher | None = None
         self._last_full = 0.0
+        self._origins: BatchOrigins | None = None
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
@@ -96,6 +99,7 @@ class Daemon:
         with workspace_lock(self.settings.root, self.settings.host) as info:
             self.stats.started_at = str(info["started_at"])
             store = self._store = Store(self.settings.db_url)
+            self._origins = BatchOrigins(self.settings.root)
             try:
                 self._start_watching()
                 self._start_reconcile(show_progress)
@@ -197,9 +201,13 @@ class Daemon:
         """
         backoff = 0.1
         attempt = bugs = 0
+        assert self._origins is not None
+        provenance = self._origins.next(full=batch.full)  # once: retries keep it
+        if provenance.origin is Origin.GIT and not batch.full:
+            batch = self._git_tail(batch)
         while True:
             try:
-                report = self._run_pass(batch, progress)
+                report = self._run_pass(batch, provenance, progress)
             except StoreError as exc:
                 log.warning("database unavailable (%s); retrying in %.1fs", exc.reason, backoff)
                 self._failed(exc.render())
@@ -208,7 +216,7 @@ class Daemon:
                 self._failed(f"{exc.__class__.__name__}: {exc}")
                 bugs += 1
                 if bugs >= ISOLATE_AFTER and (batch.full or len(batch.paths) > 1):
-                    self._done(batch, self._isolate(batch))
+                    self._done(batch, self._isolate(batch, provenance))
                     return True
             else:
                 self._recorded(None if batch.full else batch.paths)
@@ -227,7 +235,20 @@ class Daemon:
                 return False
             backoff = min(backoff * 2, MAX_BACKOFF_S)
 
-    def _isolate(self, batch: Batch) -> Report:
+    def _git_tail(self, batch: Batch) -> Batch:
+        """A git command's writes can outlast one settle window (a large checkout): what
+        arrives within the next windows is its tail, recorded with it as `git`."""
+        deadline = time.monotonic() + GIT_TAIL_S
+        while time.monotonic() < deadline:
+            time.sleep(self.dirty.settle_s)
+            rest = self.dirty.take(0, settle=False)
+            if not rest:
+                break
+            batch = Batch(collapse(batch.paths | rest.paths), {**batch.moves, **rest.moves},
+                          batch.cookies | rest.cookies, rest.full, batch.events + rest.events)
+        return batch
+
+    def _isolate(self, batch: Batch, provenance: Provenance) -> Report:
         """Reconcile a batch that keeps failing one path (and its move partner) at a time.
 
         One path that trips a bug must not hold back every other change in the tree: the
@@ -252,7 +273,7 @@ class Daemon:
             moves = {n: o for n, o in batch.moves.items() if n in group and o in group}
             try:
                 report = reconcile(self._store, self.settings, paths=sorted(group), moves=moves,
-                                   notices=self.notices)
+                                   notices=self.notices, provenance=provenance)
             except Exception:  # the bug again: this path waits, the rest goes on
                 inside = self._entries(path) if len(group) == 1 else []
                 if inside:
@@ -290,15 +311,16 @@ class Daemon:
                     names.add(stored[len(prefix):].split("/", 1)[0])
         return [prefix + name for name in sorted(names)]
 
-    def _run_pass(self, batch: Batch, progress: Progress | None) -> Report:
+    def _run_pass(self, batch: Batch, provenance: Provenance,
+                  progress: Progress | None) -> Report:  # fmt: skip
         assert self._store is not None
         if batch.full:
             return reconcile(self._store, self.settings, moves=batch.moves, progress=progress,
-                             notices=self.notices)
+                             notices=self.notices, provenance=provenance)
         if not batch.paths:
             return Report(baseline=False, scanned=0, read=0, changes=())
         return reconcile(self._store, self.settings, paths=batch.paths, moves=batch.moves,
-                         notices=self.notices)
+                         notices=self.notices, provenance=provenance)
 
     def _failed(self, error: str) -> None:
         """Note a failed attempt where `symdiff status` shows it."""

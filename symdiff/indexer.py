@@ -16,11 +16,12 @@ from symdiff.errors import ToolFailed
 from symdiff.ignore import IgnoreRules, Walk, shown, undecodable_prefix, walk
 from symdiff.languages import language_for
 from symdiff.linediff import LineDiff, count_lines, diff_lines
-from symdiff.model import ChangeType, FileChange, SymbolChange
+from symdiff.model import ChangeType, FileChange, Origin, Provenance, SymbolChange
 from symdiff.reader import NotRegular, ReadResult, read_file
 from symdiff.store import FileState, Mutation, Store, Workspace
 from symdiff.store.blobs import Blob, git_binary, hash_only, pack
 from symdiff.testpaths import classify
+from symdiff.timestamps import format_us
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class _Pass:
     clock: Clock
     baseline: bool
     notices: Notices
+    provenance: Provenance = field(default_factory=Provenance)
+    intents: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict)
     known: dict[str, FileState] = field(default_factory=dict)
     gone: dict[str, FileState] = field(default_factory=dict)
     added: dict[str, _Seen] = field(default_factory=dict)
@@ -186,6 +189,7 @@ def _record(
     new_text = _new_text(new) if old_hash != new_hash else None
     added, removed, line_diff = _line_diff(kind, old, new_text)
     language = language_for(path)
+    origin, origin_info = _origin(p, path, new)
     return FileChange(
         path=path,
         old_path=old_path,
@@ -198,7 +202,21 @@ def _record(
         symbols=_symbols(language, old, new_text, path, line_diff),
         old_hash=old_hash,
         new_hash=new_hash,
+        origin=origin,
+        origin_info=origin_info,
+        git=p.provenance.git,
     )
+
+
+def _origin(p: _Pass, path: str, new: _Seen | None) -> tuple[Origin, Mapping[str, object] | None]:
+    """An announced edit is an edit; a scan knows only the file's mtime; else the caller's."""
+    if new is not None and (intent := p.intents.get((path, new.result.digest))) is not None:
+        return Origin.EDIT, intent
+    if p.provenance.origin is Origin.SCAN:
+        if new is None:
+            return Origin.SCAN, None
+        return Origin.SCAN, {"mtime": format_us(new.result.mtime_ns // 1000)}
+    return p.provenance.origin, p.provenance.origin_info
 
 
 def _pair_renames(
@@ -299,6 +317,7 @@ def reconcile(
     clock: Clock = utcnow,
     baseline: bool | None = None,
     notices: Notices | None = None,
+    provenance: Provenance | None = None,
 ) -> Report:
     """Record every difference between the tree and its last snapshot.
 
@@ -309,13 +328,16 @@ def reconcile(
             in a workspace whose first full pass has not completed; None decides by that.
         notices: where warnings about skipped paths are remembered, to log each once (a
             daemon passes the same one to every pass); None logs each once in this pass.
+        provenance: who is writing (origin, origin_info, git state); None: a scan, writer
+            unknown. Changes an apply_edits announced are recorded as `edit` regardless.
     """
     started = time.monotonic()
     check_root(settings)
     ws = store.ensure_workspace(str(settings.root), settings.host)
     if baseline is None:
         baseline = not ws.baseline_done
-    p = _Pass(settings, store, ws, clock, baseline=baseline, notices=notices or Notices())
+    p = _Pass(settings, store, ws, clock, baseline=baseline, notices=notices or Notices(),
+              provenance=provenance or Provenance(), intents=store.intents(ws.id))
     current, p.known = _scan(p, paths)
     to_read = sorted(
         rel for rel, st in current.items() if rel not in p.known or not _trusted(p.known[rel], st)

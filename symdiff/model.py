@@ -36,6 +36,19 @@ class Origin(StrEnum):
     COMMIT = "commit"  # imported from git history
 
 
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Who writes what a reconcile pass is about to record, as far as its caller knows.
+
+    `origin_info` and `git` are JSON-ready mappings. A pass records `edit` for a change an
+    `apply_edits` announced (an edit intent), whatever its caller says.
+    """
+
+    origin: Origin = Origin.SCAN
+    origin_info: Mapping[str, object] | None = None
+    git: Mapping[str, object] | None = None
+
+
 class Scope(StrEnum):
     """Whether a path is test code or implementation code."""
 

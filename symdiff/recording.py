@@ -17,6 +17,7 @@ from symdiff.blobid import blob_id
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
 from symdiff.indexer import reconcile
+from symdiff.origins import scan_provenance
 from symdiff.records import of_change
 from symdiff.store import Store
 
@@ -29,17 +30,19 @@ class IndexRecorder:
         self._store = store
         self._settings = settings
         self._origin_info = origin_info
+        self._provenance = scan_provenance(settings.root)  # the git state the edit is made in
 
     def before(self, writes: Mapping[str, bytes]) -> None:
         """Snapshot the files as they are before the write; leave the edit's intents."""
-        reconcile(self._store, self._settings, paths=list(writes))
+        reconcile(self._store, self._settings, paths=list(writes), provenance=self._provenance)
         ws = self._store.ensure_workspace(str(self._settings.root), self._settings.host)
         self._store.add_intents(ws.id, [(path, blob_id(new)) for path, new in writes.items()],
                                 self._origin_info)  # fmt: skip
 
     def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
         """Record the write of `paths`; the change records now in the index."""
-        report = reconcile(self._store, self._settings, paths=paths, baseline=False)
+        report = reconcile(self._store, self._settings, paths=paths, baseline=False,
+                           provenance=self._provenance)  # its intents make the change an edit
         return [dict(of_change(c)) for c in report.changes]
 
 

@@ -1,0 +1,70 @@
+"""Who wrote what the daemon is about to record: the provenance of each batch.
+
+The repository is read (never a `git` subprocess) once per batch, when the batch closes; the
+snapshot is kept as the next batch's "before". A batch during which HEAD, a reflog or the stash
+moved, or a git command held its lock, was written by git (`origin: "git"`, with the operation
+and HEAD before and after); any other event batch by someone else (`watch`); a full pass found
+what it found (`scan`). docs/provenance.md has what can and cannot be told apart.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from symdiff.gitstate import Repo, RepoState, git_info, git_origin, open_repo, snapshot
+from symdiff.model import Origin, Provenance
+
+log = logging.getLogger(__name__)
+
+LOCK_WAIT_S = 2.0  # how long a batch waits for a git command holding its lock to finish
+LOCK_POLL_S = 0.02
+
+
+class BatchOrigins:
+    """The provenance of successive batches of one work tree."""
+
+    def __init__(self, root: Path) -> None:
+        self._repo: Repo | None = open_repo(root)
+        self._last: RepoState | None = None
+
+    def _snapshot(self) -> RepoState | None:
+        if self._repo is None:
+            return None
+        try:
+            state = snapshot(self._repo)
+            deadline = time.monotonic() + LOCK_WAIT_S
+            while state.locked and time.monotonic() < deadline:
+                time.sleep(LOCK_POLL_S)  # a git command is still writing: let it finish
+                state = snapshot(self._repo)
+            return state
+        except Exception:  # an odd repository costs the git fields, never the record
+            log.warning("cannot read the git repository of %s; recording without git state",
+                        self._repo.workdir, exc_info=True)
+            return None
+
+    def next(self, *, full: bool) -> Provenance:
+        """The provenance of the batch closing now (`full`: a reconcile pass over the tree)."""
+        before, state = self._last, self._snapshot()
+        self._last = state
+        info = git_info(state)
+        git = None if info is None else dict(info)
+        if full:
+            return Provenance(Origin.SCAN, None, git)
+        moved = None if before is None or state is None else git_origin(before, state)
+        if moved is not None:
+            return Provenance(Origin.GIT, dict(moved), git)
+        return Provenance(Origin.WATCH, None, git)
+
+
+def scan_provenance(root: Path) -> Provenance:
+    """The provenance of a one-off pass (`symdiff index`, an edit's own snapshot)."""
+    repo = open_repo(root)
+    if repo is None:
+        return Provenance()
+    try:
+        info = git_info(snapshot(repo))
+    except Exception:  # as above: no git fields rather than no record
+        return Provenance()
+    return Provenance(git=None if info is None else dict(info))

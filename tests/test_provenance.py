@@ -1,0 +1,142 @@
+"""Who changed it: a real git repository under the real daemon (watchdog, SQLite), a person's
+edits, an agent's apply_edits through the real MCP SDK client, git checkout, stash and pop,
+merge and rebase, and a restart after changes made while the daemon was down. Every record
+has the right origin; none is recorded twice; none is missed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git, stored
+from mcp.client.session import ClientSession
+from mcp_servers import HOST, call, run_stdio, text_of
+from test_daemon import daemon_thread
+
+from symdiff.config import Settings
+from symdiff.records import of_change
+from symdiff.store import Store
+from symdiff.sync import sync
+
+
+def _settings(root: Path) -> Settings:
+    return Settings.resolve(root, db=f"sqlite:///{root}/.symdiff/index.db", host=HOST,
+                            settle_ms=20)  # fmt: skip
+
+
+class History:
+    """The records as the test reads them: each step asserts on what it added."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.seen = 0
+
+    def new(self) -> list[dict[str, Any]]:
+        assert sync(self.settings.root, timeout=20)
+        with Store(self.settings.db_url) as store:
+            changes = sorted(stored(store), key=lambda c: c.id)  # type: ignore[attr-defined]
+        fresh = [dict(of_change(c)) for c in changes[self.seen:]]  # type: ignore[arg-type]
+        self.seen = len(changes)
+        return fresh
+
+
+def summary(records: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
+    """(path, origin, git operation) of each record, sorted."""
+    return sorted((r["path"], r["origin"], (r["origin_info"] or {}).get("operation"))
+                  for r in records)  # fmt: skip
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".git" / "info" / "exclude").write_text(".symdiff/\n")
+    (root / "app.py").write_text("def main():\n    return 1\n")
+    (root / "util.py").write_text("def helper(x):\n    return x\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    git(root, "checkout", "-qb", "feature")
+    (root / "util.py").write_text("def helper(x):\n    return x * 2\n")
+    git(root, "commit", "-qam", "feature: double")
+    git(root, "checkout", "-q", "main")
+    yield root.resolve()
+
+
+def test_every_record_says_who_made_it(repo: Path) -> None:
+    settings = _settings(repo)
+    history = History(settings)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    with daemon_thread(settings):
+        assert history.new() == []  # the baseline records nothing
+
+        # A person saves a file: `watch`, with the branch and HEAD it was made on.
+        (repo / "app.py").write_text("def main():\n    return 2\n")
+        [person] = history.new()
+        assert (person["path"], person["origin"]) == ("app.py", "watch")
+        assert person["git"] == {"branch": "main", "head": head}
+
+        # An agent edits through MCP: one `edit` record naming the client; the daemon's own
+        # event for the same write adds nothing.
+        async def edit(session: ClientSession) -> None:
+            result = await call(session, "apply_edits", {"dry_run": False, "edits": [
+                {"file": "util.py", "blocks": [{"search": "return x\n",
+                                                "replace": "return x + 1\n"}]}]})
+            assert not result.is_error, text_of(result)
+
+        run_stdio(["--root", str(repo)], edit, cwd=repo)
+        [agent] = history.new()
+        assert (agent["path"], agent["origin"]) == ("util.py", "edit")
+        assert agent["origin_info"]["client"]["name"]  # the SDK client's name, from initialize
+        assert history.new() == []
+
+        git(repo, "commit", "-qam", "work")  # a commit writes no file: no record
+        assert history.new() == []
+
+        # git checkout of another branch: `git`, the operation and both heads.
+        before = git(repo, "rev-parse", "HEAD").strip()
+        git(repo, "checkout", "-q", "feature")
+        switch = history.new()
+        assert summary(switch) == [("app.py", "git", "checkout"), ("util.py", "git", "checkout")]
+        after = git(repo, "rev-parse", "HEAD").strip()
+        assert {(r["origin_info"]["head_before"], r["origin_info"]["head_after"])
+                for r in switch} == {(before, after)}  # fmt: skip
+        assert {r["git"]["branch"] for r in switch} == {"feature"}
+        git(repo, "checkout", "-q", "main")
+        assert summary(history.new()) == [("app.py", "git", "checkout"),
+                                          ("util.py", "git", "checkout")]  # fmt: skip
+
+        # A person's edit, stashed away and popped back.
+        (repo / "app.py").write_text("def main():\n    return 3\n")
+        assert summary(history.new()) == [("app.py", "watch", None)]
+        git(repo, "stash", "-q")
+        assert summary(history.new()) == [("app.py", "git", "stash")]
+        git(repo, "stash", "pop", "-q")
+        assert summary(history.new()) == [("app.py", "git", "stash")]
+        git(repo, "commit", "-qam", "three")
+        assert history.new() == []
+
+        # A merge with a merge commit, then a rebase of a side branch.
+        git(repo, "merge", "-q", "--no-edit", "-X", "theirs", "feature")
+        merged = history.new()
+        assert {(p, o, op) for p, o, op in summary(merged)} == {("util.py", "git", "merge")}
+        git(repo, "checkout", "-qb", "side", "HEAD~1")
+        assert {o for _, o, _ in summary(history.new())} == {"git"}
+        (repo / "side.py").write_text("def side():\n    pass\n")
+        assert summary(history.new()) == [("side.py", "watch", None)]
+        git(repo, "add", "side.py")
+        git(repo, "commit", "-qm", "side")
+        git(repo, "rebase", "-q", "main")
+        rebased = history.new()
+        assert rebased and {o for _, o, _ in summary(rebased)} == {"git"}
+        assert {op for _, _, op in summary(rebased)} <= {"rebase", "checkout"}
+
+    # Changes while no daemon runs are found at the next start: `scan`, with the file's mtime.
+    (repo / "late.py").write_text("def late():\n    pass\n")
+    with daemon_thread(settings):
+        [late] = history.new()
+        assert (late["path"], late["origin"]) == ("late.py", "scan")
+        assert late["origin_info"]["mtime"].endswith("Z")
+        assert late["git"]["branch"] == "side"
