@@ -107,6 +107,6 @@ def stored(
 def _close_kept_readers() -> Iterator[None]:
     """The query keeps read-only stores open for the process; each test starts without any."""
     yield
-    from symdiff.store.readers import close_all
+    from symdiff.store.kept import close_all
 
     close_all()
