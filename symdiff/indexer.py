@@ -1,4 +1,10 @@
-"""The pipeline: compare the tree now with the tree as last seen, and store what changed."""
+"""The pipeline: compare the tree now with the tree as last seen, and store what changed.
+
+Over 400 lines, on purpose: one pass reads top to bottom (scan, read, build records, pair
+renames, commit), and its steps share the `_Pass` state and its safety rules — git's racy-clean
+stat rule, unreadable directories kept as unknown rather than deleted, optimistic commits that
+never record a change twice. Building one record (`_record`) is the part to move out next.
+"""
 
 from __future__ import annotations
 
