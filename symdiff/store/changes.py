@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, case, false, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, and_, case, false, func, select, true, tuple_
 from sqlalchemy.types import BigInteger, Text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, SymbolChangeType
@@ -155,9 +155,14 @@ def _stable_bound(conn: Connection) -> int:
     return int(xmin)
 
 
-def _after(position: Position) -> ColumnElement[bool]:
+def _after(position: Position, dialect: str) -> ColumnElement[bool]:
+    """Rows after a position, written so that the (txid, id) indexes seek to it."""
     c = t.changes.c
-    return or_(c.txid > position.txid, and_(c.txid == position.txid, c.id > position.id))
+    if dialect == "postgresql":
+        return tuple_(c.txid, c.id) > tuple_(position.txid, position.id)
+    # SQLite writes txid 0 on every row (its writers are serialised): an equality on it lets
+    # the index seek on id (a row-value or OR comparison would scan the whole txid range).
+    return and_(c.txid == 0, c.id > position.id)
 
 
 def _path_clause(paths: PathFilter) -> ColumnElement[bool]:
@@ -210,7 +215,7 @@ def select_page(conn: Connection, f: ChangeFilter) -> Page:
     if f.after is None:
         q = q.order_by(c.ts_us.desc(), c.id.desc())
     else:
-        q = q.where(_after(f.after), c.txid < bound).order_by(c.txid, c.id)
+        q = q.where(_after(f.after, conn.dialect.name), c.txid < bound).order_by(c.txid, c.id)
     rows = conn.execute(q.limit(f.limit + 1)).all()
     more = len(rows) > f.limit
     rows = rows[: f.limit]
