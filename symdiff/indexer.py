@@ -3,7 +3,7 @@
 Over 400 lines, on purpose: one pass reads top to bottom (scan, read, build records, pair
 renames, commit), and its steps share the `_Pass` state and its safety rules — git's racy-clean
 stat rule, unreadable directories kept as unknown rather than deleted, optimistic commits that
-never record a change twice. Building one record (`_record`) is the part to move out next.
+never record a change twice. Building one record lives in `filechange.py`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,14 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from symdiff.attribute import symbol_changes
 from symdiff.config import Settings
 from symdiff.errors import ToolFailed
+from symdiff.filechange import build_change
 from symdiff.ignore import IgnoreRules, Walk, shown, undecodable_prefix, walk
-from symdiff.languages import language_for
-from symdiff.linediff import LineDiff, count_lines, diff_lines
-from symdiff.model import ChangeType, FileChange, Origin, Provenance, SymbolChange
+from symdiff.model import ChangeType, FileChange, Origin, Provenance
 from symdiff.reader import NotRegular, ReadResult, read_file
 from symdiff.store import FileState, Mutation, Store, Workspace
 from symdiff.store.blobs import Blob, git_binary, hash_only, pack
-from symdiff.testpaths import classify
 from symdiff.timestamps import format_us
 
 log = logging.getLogger(__name__)
@@ -138,18 +135,6 @@ def _state(seen: _Seen) -> FileState:
     )
 
 
-def _symbols(
-    language: str | None, old: bytes | None, new: bytes | None, path: str, diff: LineDiff | None
-) -> tuple[SymbolChange, ...]:
-    if language is None or (old is None and new is None):
-        return ()
-    try:
-        return tuple(symbol_changes(language, old, new, diff=diff))
-    except Exception:  # a parser bug must cost one file's symbols, never the daemon
-        log.exception("symbol extraction failed for %s", path)
-        return ()
-
-
 def _old_text(store: Store, digest: str | None) -> bytes | None:
     """Text of a stored snapshot; None when absent, binary or kept by hash only."""
     data = store.get_blob(digest) if digest else None
@@ -161,23 +146,6 @@ def _new_text(seen: _Seen | None) -> bytes | None:
     if seen is None or seen.blob.binary:
         return None
     return seen.result.content
-
-
-def _line_diff(
-    kind: ChangeType, old: bytes | None, new: bytes | None
-) -> tuple[int, int, LineDiff | None]:
-    """(added, removed) as `git diff --numstat` counts them, and the diff when both sides are text.
-
-    A change where one side is binary or kept by hash only counts 0/0, as git prints `-`.
-    """
-    if old is not None and new is not None:
-        d = diff_lines(old, new)
-        return d.lines_added, d.lines_removed, d
-    if kind is ChangeType.ADD and new is not None:
-        return count_lines(new), 0, None
-    if kind is ChangeType.DELETE and old is not None:
-        return 0, count_lines(old), None
-    return 0, 0, None
 
 
 def _record(
@@ -193,25 +161,11 @@ def _record(
     new_hash = new.result.digest if new is not None else None
     old = _old_text(p.store, old_hash) if old_hash != new_hash else None
     new_text = _new_text(new) if old_hash != new_hash else None
-    added, removed, line_diff = _line_diff(kind, old, new_text)
-    language = language_for(path)
     origin, origin_info = _origin(p, path, new)
-    return FileChange(
-        path=path,
-        old_path=old_path,
-        timestamp=p.clock(),
-        change_type=kind,
-        lines_added=added,
-        lines_removed=removed,
-        scope=classify(path, p.settings.test_patterns),
-        language=language,
-        symbols=_symbols(language, old, new_text, path, line_diff),
-        old_hash=old_hash,
-        new_hash=new_hash,
-        origin=origin,
-        origin_info=origin_info,
-        git=p.provenance.git,
-    )
+    return build_change(kind, path, old_path=old_path, old=old, new=new_text,
+                        timestamp=p.clock(), test_patterns=p.settings.test_patterns,
+                        old_hash=old_hash, new_hash=new_hash, origin=origin,
+                        origin_info=origin_info, git=p.provenance.git)  # fmt: skip
 
 
 def _origin(p: _Pass, path: str, new: _Seen | None) -> tuple[Origin, Mapping[str, object] | None]:
