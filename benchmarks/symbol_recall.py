@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,7 @@ CTAGS_LANG = {
     "python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "tsx": "TypeScript",
     "go": "Go", "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "csharp": "C#",
     "ruby": "Ruby", "php": "PHP", "kotlin": "Kotlin", "swift": "Swift", "scala": "Scala",
-    "bash": "Sh",
+    "bash": "Sh", "lua": "Lua",
 }  # fmt: skip
 # ctags kinds that are definitions of functions, methods or classes.
 KINDS = {"function", "method", "class", "func", "singletonMethod", "constructor", "prototype"}
@@ -49,9 +50,19 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return False  # ctags 5.9 tags Kotlin lambdas, and their parameters, as methods
     if language == "bash" and name.endswith("="):
         return False  # ctags 5.9 reads an array assignment `COMPREPLY=()` as a function
+    if language == "lua":
+        return _lua_defines(tag)
     if language == "javascript" and kind == "class":
         return "class " in str(tag.get("pattern", ""))  # ctags calls object literals classes
     return kind in KINDS
+
+
+def _lua_defines(tag: dict[str, object]) -> bool:
+    """Whether ctags' line defines the function it names: ctags 5.9 matches `name = function`
+    anywhere on a line, so `cmp = function_arg(…)` and `x = f(function (…) … end)` are tagged."""
+    name = re.escape(str(tag.get("name", "")))
+    pattern = str(tag.get("pattern", ""))
+    return re.search(rf"function\s+{name}\s*\(|{name}\s*=\s*function\s*\(", pattern) is not None
 
 
 def _lambda_parameter(tag: dict[str, object]) -> bool:
@@ -210,6 +221,7 @@ REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
         ),
     ),
     "bash": ("bash-completion", _bash_completions),
+    "lua": ("Debian lua-penlight", lambda n: _files("lua", _debian("lua-penlight"), "*.lua", n)),
 }  # fmt: skip
 
 

@@ -23,6 +23,7 @@ EXTENSIONS: dict[str, str] = {
     ".swift": "swift",
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
+    ".lua": "lua",
 }  # fmt: skip
 
 # Whole file names that decide the language on their own.
@@ -60,6 +61,7 @@ FAMILIES: dict[str, str] = {
     "swift": "swift",
     "scala": "scala",
     "bash": "bash",
+    "lua": "lua",
 }
 
 

@@ -46,6 +46,9 @@ class Def:
     absolute: bool = False
     scope_name: str | None = None  # the name nested definitions are qualified by, if not ours
     emit: bool = True  # False: only a scope for what it contains (a JS object literal)
+    # The last node of a definition that runs on past its node (a Dart signature's body, a
+    # Haskell function's later equations: siblings, not children).
+    end: Node | None = None
 
 
 Handler = Callable[[Node, Enclosing], Def | None]
@@ -156,7 +159,7 @@ class _Walk:
             found = self.family.handlers[node.type](node, scope)
             if found is not None:
                 inner = self._emit(node, scope, self._lead(node), found)
-                open_enclosings.append((node.end_byte, inner))
+                open_enclosings.append(((found.end or node).end_byte, inner))
         self.out.sort(key=lambda s: s.start_line)
         return self.out
 
@@ -182,6 +185,7 @@ class _Walk:
         if not found.emit:
             return Enclosing(found.scope_name or qname, found.kind)
         start_node = lead[0] if lead else node
+        last = found.end or node
         body = found.body
         header_end = self._header_end(node, body)
         signature = self._signature(start_node, node, lead, body, found.cut)
@@ -190,12 +194,12 @@ class _Walk:
                 name=qname,
                 kind=found.kind,
                 start_line=start_node.start_point.row + 1,
-                end_line=_end_line(node),
+                end_line=_end_line(last),
                 header_end_line=header_end,
                 signature=signature,
                 parent=scope.name,
                 start_byte=start_node.start_byte,
-                end_byte=node.end_byte,
+                end_byte=last.end_byte,
             )
         )
         return Enclosing(found.scope_name or qname, found.kind)

@@ -1,0 +1,54 @@
+"""The languages added after the first sixteen: names, signatures, and attribution of edits.
+
+Every edit is made to the language's golden sample (tests/fixtures/languages/<lang>/), so what is
+checked is real tree-sitter parses of real-shaped code: a body edit is `modified`, a parameter
+change `signature_changed`, a new or deleted definition `added`/`removed`, and nothing else moves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from symdiff.attribute import symbol_changes
+from symdiff.model import SymbolChangeType
+
+FIXTURES = Path(__file__).parent / "fixtures" / "languages"
+ADDED = SymbolChangeType.ADDED
+REMOVED = SymbolChangeType.REMOVED
+MODIFIED = SymbolChangeType.MODIFIED
+SIG = SymbolChangeType.SIGNATURE_CHANGED
+
+
+def sample_of(language: str) -> bytes:
+    (path,) = (p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
+    return path.read_bytes()
+
+
+# (language, old text, new text, the changes expected): each edit replaces exactly one occurrence.
+EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
+    ("lua", "out[#out + 1] = piece", "table.insert(out, piece)", [("split", MODIFIED)]),
+    ("lua", "function M.new(name, opts)", "function M.new(name, opts, extra)", [("M.new", SIG)]),
+    ("lua", "function M:greet(greeting)", "function M:greet(greeting, loud)", [("M:greet", SIG)]),
+    ("lua", 'return string.upper(text)', 'return text:upper()', [("M:greet.shout", MODIFIED)]),
+    ("lua", "M.parse = function(line)", "M.parse = function(line, sep)", [("M.parse", SIG)]),
+    ("lua", "local trim = function(s) return", "local trim = function(s, c) return",
+     [("trim", SIG)]),
+    ("lua", "return M\n", "function M.extra() end\n\nreturn M\n", [("M.extra", ADDED)]),
+    ("lua", "function global_helper(...)\n  return select(\"#\", ...)\nend\n", "",
+     [("global_helper", REMOVED)]),
+    ("lua", "__call = function(self) return", "__call = function(self, x) return",
+     [("Object.__call", SIG)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("language", "old", "new", "expected"), EDITS)
+def test_edit_of_the_sample_is_attributed(
+    language: str, old: str, new: str, expected: list[tuple[str, SymbolChangeType]]
+) -> None:
+    before = sample_of(language)
+    assert before.count(old.encode()) == 1, f"{old!r} must occur once in the {language} sample"
+    after = before.replace(old.encode(), new.encode())
+    got = [(c.name, c.change_type) for c in symbol_changes(language, before, after)]
+    assert got == expected
