@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,19 @@ def test_upgrade_reports_the_databases_revision(tmp_path: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "symdiff", "db", "upgrade", "--root",
                           str(tmp_path)], capture_output=True, text=True, check=True)  # fmt: skip
     assert res.stdout == f"database at revision {HEAD}\n"
+
+
+def test_two_processes_opening_a_new_database_at_once_both_succeed(tmp_path: Path) -> None:
+    """A daemon and a query (here: two `symdiff index`) starting together on a fresh tree: one
+    creates the schema, the other waits for it instead of failing with "database is locked"."""
+    for i in range(20):
+        (tmp_path / f"f{i}.py").write_text(f"x = {i}\n")
+    exe = [sys.executable, "-m", "symdiff", "index", str(tmp_path)]
+    for _ in range(3):
+        shutil.rmtree(tmp_path / ".symdiff", ignore_errors=True)
+        procs = [subprocess.Popen(exe, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(3)]  # fmt: skip
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            assert "Traceback" not in err
