@@ -40,6 +40,16 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
      [("global_helper", REMOVED)]),
     ("lua", "__call = function(self) return", "__call = function(self, x) return",
      [("Object.__call", SIG)]),
+    ("perl", "uc $text : $text", "uc($text) : $text", [("Text::Greeter::greet", MODIFIED)]),
+    ("perl", "my ($self, $greeting) = @_;", "my ($self, $greeting, $name) = @_;",
+     [("Text::Greeter::greet", SIG)]),
+    ("perl", "sub _trim($s, $chars", "sub _trim($s, $max, $chars",
+     [("Text::Greeter::_trim", SIG)]),
+    ("perl", "return uc $self->SUPER", "return lc $self->SUPER",
+     [("Text::Greeter::Loud::greet", MODIFIED)]),
+    ("perl", "sub run {", "sub stop { 0 }\n\nsub run {", [("main::stop", ADDED)]),
+    ("perl", "sub Text::Util::join_words {\n    return join ' ', @_;\n}\n", "",
+     [("Text::Util::join_words", REMOVED)]),
 ]  # fmt: skip
 
 

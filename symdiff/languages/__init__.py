@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".pl": "perl", ".pm": "perl", ".t": "perl",
 }  # fmt: skip
 
 # Whole file names that decide the language on their own.
@@ -62,6 +63,7 @@ FAMILIES: dict[str, str] = {
     "scala": "scala",
     "bash": "bash",
     "lua": "lua",
+    "perl": "perl",
 }
 
 
