@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from symdiff.config import Settings
-from symdiff.indexer import Progress, Report, reconcile
+from symdiff.indexer import Progress, Report, check_root, reconcile
 from symdiff.origins import scan_provenance
 from symdiff.store import Store
 
@@ -26,6 +26,7 @@ def index(
     settings: Settings, *, show_progress: bool = False, progress: Progress | None = None
 ) -> Report:
     """One reconcile pass over the workspace (a baseline on the first run)."""
+    check_root(settings)  # before the store: a root no record can name fails as ToolFailed
     provenance = scan_provenance(settings.root)
     with open_store(settings) as store:
         if not show_progress:

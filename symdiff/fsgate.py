@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from symdiff.config import STATE_DIR
-from symdiff.errors import FsDenied, ToolFailed
+from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
 
 # Set to False (or SYMDIFF_OPENAT2=0 in the environment) to use the component walk even where
 # the kernel has openat2; the tests force the walk this way.
@@ -67,7 +67,10 @@ class Beneath:
 
 
 def resolve(path: Path, shown: object) -> Path:
-    """`path` with symlinks and `..` resolved (like `realpath`); ToolFailed on a loop."""
+    """`path` with symlinks and `..` resolved (like `realpath`); InvalidArgs for a name no file
+    can have (a NUL byte), ToolFailed on a loop."""
+    if "\0" in str(path):
+        raise InvalidArgs(f"path {str(shown)!r} contains a NUL byte")
     try:
         return path.resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop

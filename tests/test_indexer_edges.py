@@ -187,3 +187,16 @@ def test_a_file_replaced_by_a_directory_is_deleted(repo: Path, url: str) -> None
     assert _kinds(full) == [("add", "f/x"), ("delete", "f")]
     assert _kinds(events) == [("add", "g/y"), ("delete", "g")]
     assert _kinds(back) == [("add", "f"), ("delete", "f/x")]
+
+
+def test_the_python_api_refuses_a_root_no_record_can_name(tmp_path: Path) -> None:
+    """`symdiff.index` on a root whose name is not UTF-8: ToolFailed, not a UnicodeEncodeError
+    from the database URL."""
+    import symdiff
+    from symdiff.config import Settings
+    from symdiff.errors import ToolFailed
+
+    bad = tmp_path / os.fsdecode(b"bad\xff")
+    bad.mkdir()
+    with pytest.raises(ToolFailed):
+        symdiff.index(Settings.resolve(bad))

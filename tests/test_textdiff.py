@@ -216,3 +216,12 @@ def test_cli_textdiff(root: Path) -> None:
     assert res.exit_code == 2 and "invalid_args" in res.output
     res = runner.invoke(cli, ["textdiff", str(a), str(root)])
     assert res.exit_code == 1 and "tool_failed" in res.output
+
+
+def test_a_nul_byte_in_a_path_is_invalid_args(tmp_path: Path) -> None:
+    from symdiff.errors import InvalidArgs
+
+    (tmp_path / "b.txt").write_text("b\n")
+    with pytest.raises(InvalidArgs, match="contains a NUL byte"):
+        text_diff(path_a=f"{tmp_path}/a\0.txt", path_b=str(tmp_path / "b.txt"),
+                  allowed_roots=[tmp_path])  # fmt: skip
