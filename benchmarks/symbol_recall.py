@@ -33,7 +33,7 @@ CTAGS_LANG = {
     "python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "tsx": "TypeScript",
     "go": "Go", "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "csharp": "C#",
     "ruby": "Ruby", "php": "PHP", "kotlin": "Kotlin", "swift": "Swift", "scala": "Scala",
-    "bash": "Sh", "lua": "Lua", "perl": "Perl",
+    "bash": "Sh", "lua": "Lua", "perl": "Perl", "ocaml": "OCaml",
 }  # fmt: skip
 # ctags kinds that are definitions of functions, methods or classes.
 KINDS = {"function", "method", "class", "func", "singletonMethod", "constructor", "prototype"}
@@ -52,6 +52,8 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return False  # ctags 5.9 reads an array assignment `COMPREPLY=()` as a function
     if language == "lua":
         return _lua_defines(tag)
+    if language == "ocaml" and name in ("()", "_"):
+        return False  # `let () = …` runs code; it defines nothing
     if language == "perl":
         return kind in ("subroutine", "package")
     if language == "javascript" and kind == "class":
@@ -223,7 +225,8 @@ REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
         ),
     ),
     "bash": ("bash-completion", _bash_completions),
-    "perl": ("Perl 5 core library", lambda n: _spread(list(Path("/usr/share/perl").rglob("*.pm")), n)),
+    "perl": ("Perl 5 core library", lambda n: _spread([*Path("/usr/share/perl").rglob("*.pm")], n)),
+    "ocaml": ("Debian ocaml (stdlib)", lambda n: _files("ocaml", _debian("ocaml"), "*.ml", n)),
     "lua": ("Debian lua-penlight", lambda n: _files("lua", _debian("lua-penlight"), "*.lua", n)),
 }  # fmt: skip
 

@@ -50,6 +50,20 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
     ("perl", "sub run {", "sub stop { 0 }\n\nsub run {", [("main::stop", ADDED)]),
     ("perl", "sub Text::Util::join_words {\n    return join ' ', @_;\n}\n", "",
      [("Text::Util::join_words", REMOVED)]),
+    ("ocaml", "q.front <- List.rev q.back;", "q.front <- List.rev_append q.back [];",
+     [("pop", MODIFIED)]),
+    ("ocaml", "let push x q =", "let push ?(front = false) x q =", [("push", SIG)]),
+    ("ocaml", "(q : 'a t) : bool =", "(q : 'a t) : unit =", [("Bounded.push_checked", SIG)]),
+    ("ocaml", "length q >= capacity", "length q > capacity",
+     [("Bounded.push_checked.full", MODIFIED)]),
+    ("ocaml", "method incr by = n <- n + by", "method incr by = n <- n + (2 * by)",
+     [("counter.incr", MODIFIED)]),
+    ("ocaml", "let default_size = 16\n", "let default_size = 16\n\nlet clear q = q.front <- []\n",
+     [("clear", ADDED)]),
+    ("ocaml", "let length q = List.length q.front + List.length q.back\n", "",
+     [("length", REMOVED)]),
+    ("ocaml_interface", "val push : 'a -> 'a t -> unit", "val push : 'a -> 'a t -> bool",
+     [("push", SIG)]),
 ]  # fmt: skip
 
 

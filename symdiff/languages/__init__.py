@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".ml": "ocaml", ".mli": "ocaml_interface",
     ".pl": "perl", ".pm": "perl", ".t": "perl",
 }  # fmt: skip
 
@@ -64,6 +65,8 @@ FAMILIES: dict[str, str] = {
     "bash": "bash",
     "lua": "lua",
     "perl": "perl",
+    "ocaml": "ocaml",
+    "ocaml_interface": "ocaml",
 }
 
 
