@@ -230,6 +230,10 @@ def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
               help="What was recorded after an earlier answer's cursor, oldest first.")
 @click.option("--reader", "reader", default=None, metavar="NAME",
               help="Keep a cursor under this name: each call shows what NAME has not seen yet.")
+@click.option("--against", "against", default=None, metavar="REF",
+              help="Instead: how the work tree differs from git revision REF (HEAD, main, "
+                   "v2.1, a sha; REF... for the merge base with HEAD), untracked files "
+                   "included; one record per file. --scope, --path, --origin, --limit apply.")
 @click.option("--json", "as_json", is_flag=True, help="Print the records as a JSON array.")
 @click.option("--envelope", "envelope", is_flag=True,
               help='With --json: print {"result": [...], "cursor": ..., "more": ...} instead.')
@@ -238,7 +242,7 @@ def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
 def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope: str,
                 workspace: str | None, origins: tuple[str, ...], paths: tuple[str, ...],
                 cursor: str | None, reader: str | None, as_json: bool, envelope: bool,
-                patch: bool) -> None:
+                patch: bool, against: str | None) -> None:
     """What changed recently, newest first, with the symbols each change touched.
 
     With --cursor or --reader: what was recorded since, oldest first. When more records match
@@ -249,6 +253,10 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     from symdiff.query import STALE_WARNING, DiffQuery, diff
 
     settings = Settings.resolve(root, db=db)
+    if against is not None:
+        _changes_against(settings, against, scope=scope, limit=limit, paths=paths,
+                         origins=origins, as_json=as_json, envelope=envelope, patch=patch)
+        return
     query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=patch,
                       workspace=workspace, origin=list(origins) or None,
                       path=list(paths) or None, cursor=cursor, reader=reader)  # fmt: skip
@@ -268,6 +276,50 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
         _print_changes(records, since=since, scope=scope)
     if result.more and not envelope:
         click.echo(f"symdiff: more records match; continue with --cursor {result.cursor}",
+                   err=True)  # fmt: skip
+
+
+def _changes_against(settings: Settings, against: str, *, scope: str, limit: str,
+                     paths: tuple[str, ...], origins: tuple[str, ...], as_json: bool,
+                     envelope: bool, patch: bool) -> None:  # fmt: skip
+    """`changes --against REF`: the work tree compared with a revision (symdiff/against.py)."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from symdiff.query import DiffQuery, diff
+
+    query = DiffQuery(limit=limit, scope=scope, include_patch=patch, origin=list(origins) or None,
+                      path=list(paths) or None, against=against)  # fmt: skip
+    try:
+        result = diff(settings, query)
+    except SymdiffError as err:
+        fail(err)
+    records = result.records
+    if as_json:
+        out: object = {"result": records, "more": result.more} if envelope else records
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+    elif not records:
+        click.echo(f"no {scope} files differ from {against}")
+    else:
+        table = Table("change", "path", "+/-", "symbols")
+        for r in records:
+            path = r["path"] if r["old_path"] is None else f"{r['old_path']} → {r['path']}"
+            names = Text()
+            for i, sym in enumerate(r["symbols"]):
+                names.append(("\n" if i else "") + sym["name"])
+                names.append(f" {sym['change_type']}", style="dim")
+            table.add_row(Text(r["change_type"]), Text(path),
+                          Text(f"+{r['lines_added']} -{r['lines_removed']}"), names)
+        console = Console()
+        console.print(table)
+        for r in records:
+            if "acp" in r:
+                console.out(r["acp"]["patch"]["text"], end="", highlight=False)
+    if result.more:
+        click.echo("symdiff: more files differ; raise --limit (at most 500) or narrow --path",
                    err=True)  # fmt: skip
 
 

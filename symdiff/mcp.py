@@ -31,6 +31,7 @@ from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
 from symdiff.heap import settle_heap
 from symdiff.mcpschema import (
+    AgainstArg,
     ApplyEditsOutput,
     CursorArg,
     DiffOutput,
@@ -196,6 +197,7 @@ def build_server(
         path: PathArg = None,
         cursor: CursorArg = None,
         reader: ReaderArg = None,
+        against: AgainstArg = None,
     ) -> Annotated[CallToolResult, DiffOutput]:
         """Show recent file changes and which symbols (functions, methods, classes, ...) each
         one added, removed, modified or signature_changed, newest first.
@@ -208,13 +210,14 @@ def build_server(
         end_line}], origin (edit/git/watch/scan/commit: who made it), origin_info and git
         ({branch, head} when it was observed). For the text of a change pass
         include_patch=true. To follow what happens, pass `reader` (the server remembers what
-        you have seen) or the `cursor` of the previous answer.
+        you have seen) or the `cursor` of the previous answer. To see how the work tree differs
+        from a git revision (what a review of this branch would show), pass `against`.
         """
         if not all_workspaces and (refused := _other_workspace(workspace, settings.root)):
             return _failure(refused)
         query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=include_patch,
                           workspace=workspace, origin=origin, path=path, cursor=cursor,
-                          reader=reader)  # fmt: skip
+                          reader=reader, against=against)  # fmt: skip
         try:
             found = run_diff(settings, query)
         except SymdiffError as err:
@@ -228,6 +231,11 @@ def build_server(
         if found.stale:
             # The answer itself says it may be stale, not only a log line the agent never sees.
             result.content.append(TextContent(type="text", text=f"warning: {STALE_WARNING}"))
+        if against is not None:  # a comparison has no cursor: a larger limit or a path
+            if found.more:
+                result.content.append(TextContent(type="text", text=(
+                    "more files differ: raise limit (at most 500) or narrow path")))
+            return result
         more = "more records match: call again with this cursor" if found.more else "no more"
         result.content.append(TextContent(type="text", text=f"cursor: {found.cursor} ({more})"))
         return result

@@ -181,3 +181,17 @@ ReaderArg = Annotated[
         ),
     }),
 ]
+AgainstArg = Annotated[
+    object,
+    WithJsonSchema({
+        "type": "string",
+        "description": (
+            'A git revision ("HEAD", "main", "v2.1", "HEAD~3", a sha) or "REF..." (where the '
+            "branch left REF: their merge base). The answer is then one record per file that "
+            "differs between that revision and the work tree as it is now (uncommitted and "
+            "untracked files included, ignored ones not; renames found by similarity), sorted "
+            "by path, origin \"scan\" with origin_info {against, commit}. scope, path, origin, "
+            "limit and include_patch apply; since does not; not with cursor, reader or workspace."
+        ),
+    }),
+]

@@ -118,6 +118,10 @@ def diff(
     seam for a caller that holds one already. `now` is the clock seam.
     """
     query = query or DiffQuery()
+    if query.against is not None:  # the work tree against a revision: git, not the index
+        from symdiff.against import answer
+
+        return answer(settings, query, now=now)
     window = parse(query)
     stale = not sync(settings.root)
     store = store or reader(settings.db_url)

@@ -44,6 +44,7 @@ class DiffQuery:
     path: object = None  # gitignore-style patterns, a string or a list; None: every path
     cursor: object = None  # from an earlier answer: what was recorded after it, oldest first
     reader: object = None  # a name: the server keeps this reader's cursor between answers
+    against: object = None  # a git revision: the work tree compared with it (against.py)
 
 
 @dataclass(frozen=True, slots=True)
