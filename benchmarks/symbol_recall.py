@@ -10,6 +10,7 @@ fetched once into benchmarks/.cache/recall; an unreachable one falls back to the
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shutil
@@ -21,7 +22,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+from tree_sitter_language_pack import get_parser
+
 from symdiff.extract import extract
+from symdiff.languages import language_for
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"
@@ -33,7 +37,7 @@ CTAGS_LANG = {
     "python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "tsx": "TypeScript",
     "go": "Go", "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "csharp": "C#",
     "ruby": "Ruby", "php": "PHP", "kotlin": "Kotlin", "swift": "Swift", "scala": "Scala",
-    "bash": "Sh", "lua": "Lua", "perl": "Perl", "ocaml": "OCaml",
+    "bash": "Sh", "lua": "Lua", "perl": "Perl", "ocaml": "OCaml", "elixir": "Elixir",
 }  # fmt: skip
 # ctags kinds that are definitions of functions, methods or classes.
 KINDS = {"function", "method", "class", "func", "singletonMethod", "constructor", "prototype"}
@@ -54,6 +58,8 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return _lua_defines(tag)
     if language == "ocaml" and name in ("()", "_"):
         return False  # `let () = …` runs code; it defines nothing
+    if language == "elixir":
+        return kind in ("function", "macro", "module", "protocol", "implementation")
     if language == "perl":
         return kind in ("subroutine", "package")
     if language == "javascript" and kind == "class":
@@ -231,11 +237,26 @@ REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
 }  # fmt: skip
 
 
-def corpora(limit: int, only: list[str]) -> dict[str, tuple[str, list[Path]]]:
+def _tree(root: Path, language: str, limit: int) -> list[Path]:
+    """The files of `language` under a checkout given with --tree, minus tests."""
+    skip = ("/test/", "/tests/", "/testdata/")
+    found = [
+        p
+        for p in root.rglob("*")
+        if p.is_file() and language_for(p.name) == language and not any(s in str(p) for s in skip)
+    ]
+    return _spread(found, limit)
+
+
+def corpora(
+    limit: int, only: list[str], trees: dict[str, Path] | None = None
+) -> dict[str, tuple[str, list[Path]]]:
     """Language -> (where the files come from, files)."""
     out: dict[str, tuple[str, list[Path]]] = {}
     for language in only or CTAGS_LANG:
         source, get = REAL.get(language, ("", lambda _n: []))
+        if trees and language in trees:
+            source, get = trees[language].name, functools.partial(_tree, trees[language], language)
         files = get(limit)
         if not files:
             source, files = "golden sample", sorted((FIXTURES / language).glob("sample*"))
@@ -260,15 +281,35 @@ def ctags_tags(language: str, files: list[Path]) -> dict[str, list[dict[str, obj
     return tags
 
 
+def _string_lines(language: str, source: bytes) -> set[int]:
+    """Lines inside a multi-line string literal (Elixir's `@doc \"\"\"` heredocs), which ctags
+    5.9 reads as code: their examples' `defmodule`/`def` are not definitions of the file."""
+    if language != "elixir":
+        return set()
+    inside: set[int] = set()
+    stack = [get_parser("elixir").parse(source).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("string", "sigil") and node.end_point.row > node.start_point.row:
+            inside.update(range(node.start_point.row + 2, node.end_point.row + 1))
+        else:
+            stack.extend(node.children)
+    return inside
+
+
 def recall(language: str, files: list[Path], show: int) -> tuple[int, int]:
     tags = ctags_tags(language, files)
     found = total = 0
     misses: list[str] = []
     for path in files:
-        symbols = extract(language, path.read_bytes())
+        source = path.read_bytes()
+        symbols = extract(language, source)
         spans = [(s.start_line, s.header_end_line) for s in symbols]
+        in_strings = _string_lines(language, source)
         for tag in tags.get(str(path), []):
             line = int(str(tag["line"]))
+            if line in in_strings:
+                continue
             total += 1
             if any(lo <= line <= hi for lo, hi in spans):
                 found += 1
@@ -283,10 +324,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=400, help="files per language")
     parser.add_argument("--misses", type=int, default=0, help="misses to print per language")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="LANG=DIR",
+        help="take LANG's files from a local checkout (for languages no registry ships as source)",
+    )
     parser.add_argument("languages", nargs="*", help="only these languages (default: all)")
     args = parser.parse_args()
+    trees = {k: Path(v) for k, _, v in (t.partition("=") for t in args.tree)}
     print(f"{'language':<11} {'corpus':<22} {'files':>5} {'ctags defs':>10} {'found':>6} recall")
-    for language, (source, files) in corpora(args.files, args.languages).items():
+    for language, (source, files) in corpora(args.files, args.languages, trees).items():
         found, total = recall(language, files, args.misses)
         share = found / total if total else float("nan")
         print(f"{language:<11} {source:<22} {len(files):>5} {total:>10} {found:>6} {share:>6.3f}")

@@ -64,6 +64,23 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
      [("length", REMOVED)]),
     ("ocaml_interface", "val push : 'a -> 'a t -> unit", "val push : 'a -> 'a t -> bool",
      [("push", SIG)]),
+    ("elixir", "{:reply, Map.fetch(state, key), state}", "{:reply, Map.get(state, key), state}",
+     [("MyApp.Cache.handle_call", MODIFIED)]),
+    ("elixir", "def handle_cast({:put, key, value, _ttl}, state)",
+     "def handle_cast({:put, key, value}, state)", [("MyApp.Cache.handle_cast", SIG)]),
+    ("elixir", "def init(_opts), do: {:ok, %{}}", "def init(_opts) do\n    {:ok, %{}}\n  end",
+     [("MyApp.Cache.init", MODIFIED)]),
+    ("elixir", "when is_integer(ttl) do", "when is_integer(ttl) and ttl > 0 do",
+     [("MyApp.Cache.put", SIG)]),
+    ("elixir", ":error -> unquote(block)", ":error -> unquote(block) || nil",
+     [("MyApp.Cache.cached", MODIFIED)]),
+    ("elixir", "  def init(_opts), do: {:ok, %{}}\n",
+     "  def init(_opts), do: {:ok, %{}}\n  def init(_opts, :extra), do: :ignore\n",
+     [("MyApp.Cache.init", ADDED)]),
+    ("elixir", "  defp expired?(%{at: at}, now), do: now > at\n", "",
+     [("MyApp.Cache.expired?", REMOVED)]),
+    ("elixir", "def size(map), do: map_size(map)", "def size(map), do: Kernel.map_size(map)",
+     [("MyApp.Sizable.Map.size", MODIFIED)]),
 ]  # fmt: skip
 
 

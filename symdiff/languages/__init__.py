@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".ex": "elixir", ".exs": "elixir",
     ".ml": "ocaml", ".mli": "ocaml_interface",
     ".pl": "perl", ".pm": "perl", ".t": "perl",
 }  # fmt: skip
@@ -67,6 +68,7 @@ FAMILIES: dict[str, str] = {
     "perl": "perl",
     "ocaml": "ocaml",
     "ocaml_interface": "ocaml",
+    "elixir": "elixir",
 }
 
 
