@@ -38,8 +38,10 @@ CTAGS_LANG = {
     "go": "Go", "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "csharp": "C#",
     "ruby": "Ruby", "php": "PHP", "kotlin": "Kotlin", "swift": "Swift", "scala": "Scala",
     "bash": "Sh", "lua": "Lua", "perl": "Perl", "ocaml": "OCaml", "elixir": "Elixir",
+    "haskell": "Haskell",
 }  # fmt: skip
 # ctags kinds that are definitions of functions, methods or classes.
+HASKELL_KEYWORDS = {"deriving", "default", "pattern", "infix", "infixl", "infixr", "type", "data"}
 KINDS = {"function", "method", "class", "func", "singletonMethod", "constructor", "prototype"}
 
 
@@ -60,6 +62,8 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return False  # `let () = …` runs code; it defines nothing
     if language == "elixir":
         return kind in ("function", "macro", "module", "protocol", "implementation")
+    if language == "haskell":  # ctags 5.9 also reads some keywords as function names
+        return kind in ("function", "type") and name not in HASKELL_KEYWORDS
     if language == "perl":
         return kind in ("subroutine", "package")
     if language == "javascript" and kind == "class":
@@ -278,6 +282,12 @@ def ctags_tags(language: str, files: list[Path]) -> dict[str, list[dict[str, obj
         tag = json.loads(line)
         if tag.get("_type") == "tag" and wanted(language, tag):
             tags[str(tag["path"])].append(tag)
+    if language == "haskell":  # ctags tags every equation; one function is one definition
+        for path, found in tags.items():
+            first: dict[tuple[str, str], dict[str, object]] = {}
+            for tag in sorted(found, key=lambda t: int(str(t["line"]))):
+                first.setdefault((str(tag["name"]), str(tag.get("scope", ""))), tag)
+            tags[path] = list(first.values())
     return tags
 
 

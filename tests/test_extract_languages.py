@@ -81,6 +81,19 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
      [("MyApp.Cache.expired?", REMOVED)]),
     ("elixir", "def size(map), do: map_size(map)", "def size(map), do: Kernel.map_size(map)",
      [("MyApp.Sizable.Map.size", MODIFIED)]),
+    ("haskell", "Just (x, check (Queue f b))", "Just (x, check (Queue b f))",
+     [("Data.Queue.pop", MODIFIED)]),
+    ("haskell", "pop :: Queue a -> Maybe (a, Queue a)", "pop :: Queue a -> Maybe (Queue a, a)",
+     [("Data.Queue.pop", SIG)]),
+    ("haskell", "  | null f = Queue (L.reverse b) []", "  | null f = Queue (reverse b) []",
+     [("Data.Queue.check", MODIFIED)]),
+    ("haskell", "toList (Queue f b) =", "toList (Queue front b) =", [("Data.Queue.toList", SIG)]),
+    ("haskell", "  size (Queue f b) = length f + length b",
+     "  size (Queue f b) = length (f ++ b)", [("Data.Queue.Sized Queue.size", MODIFIED)]),
+    ("haskell", "(|>) :: Queue a -> a -> Queue a\nq |> x = push x q\n", "",
+     [("Data.Queue.|>", REMOVED)]),
+    ("haskell", "toList (Queue f b)", "singleton :: a -> Queue a\nsingleton x = Queue [x] []\n\n"
+     "toList (Queue f b)", [("Data.Queue.singleton", ADDED)]),
 ]  # fmt: skip
 
 

@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".hs": "haskell",
     ".ex": "elixir", ".exs": "elixir",
     ".ml": "ocaml", ".mli": "ocaml_interface",
     ".pl": "perl", ".pm": "perl", ".t": "perl",
@@ -69,6 +70,7 @@ FAMILIES: dict[str, str] = {
     "ocaml": "ocaml",
     "ocaml_interface": "ocaml",
     "elixir": "elixir",
+    "haskell": "haskell",
 }
 
 
