@@ -94,6 +94,18 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
      [("Data.Queue.|>", REMOVED)]),
     ("haskell", "toList (Queue f b)", "singleton :: a -> Queue a\nsingleton x = Queue [x] []\n\n"
      "toList (Queue f b)", [("Data.Queue.singleton", ADDED)]),
+    ("r", "mean(x, trim = trim, na.rm = na.rm)", "mean(x, trim = trim)",
+     [("trimmed_mean", MODIFIED)]),
+    ("r", "trim = 0.1, na.rm = TRUE)", "trim = 0.2, na.rm = TRUE)", [("trimmed_mean", SIG)]),
+    ("r", "summarise_by = function(df, group, ...)", "summarise_by <- function(df, group, ...)",
+     [("summarise_by", MODIFIED)]),
+    ("r", "split(d, d[[group]])", "split(d, d[[group]], drop = TRUE)",
+     [("summarise_by$split_rows", MODIFIED)]),
+    ("r", "add = function(n) {", "add = function(n, times = 1) {", [("Accumulator$add", SIG)]),
+    ("r", "  shape@side^2\n", "  shape@side * shape@side\n", [("area", MODIFIED)]),
+    ("r", "bump <- function(by = 1) .counter <<- .counter + by\n", "", [("bump", REMOVED)]),
+    ("r", "utils_env <- new.env()\n", "utils_env <- new.env()\nclamp <- function(v) pmax(v, 0)\n",
+     [("clamp", ADDED)]),
 ]  # fmt: skip
 
 

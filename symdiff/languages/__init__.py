@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".r": "r",
     ".hs": "haskell",
     ".ex": "elixir", ".exs": "elixir",
     ".ml": "ocaml", ".mli": "ocaml_interface",
@@ -71,6 +72,7 @@ FAMILIES: dict[str, str] = {
     "ocaml_interface": "ocaml",
     "elixir": "elixir",
     "haskell": "haskell",
+    "r": "r",
 }
 
 
