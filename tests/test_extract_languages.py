@@ -106,6 +106,20 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
     ("r", "bump <- function(by = 1) .counter <<- .counter + by\n", "", [("bump", REMOVED)]),
     ("r", "utils_env <- new.env()\n", "utils_env <- new.env()\nclamp <- function(v) pmax(v, 0)\n",
      [("clamp", ADDED)]),
+    ("julia", "return pi * c.r^2", "return π * c.r^2", [("Shapes.area", MODIFIED)]),
+    ("julia", "area(r::Rect) = r.w * r.h", "area(r::Rect{Int}) = r.w * r.h",
+     [("Shapes.area", SIG)]),
+    ("julia", "function area(c::Circle)::Float64\n    return pi * c.r^2\nend",
+     "area(c::Circle)::Float64 = pi * c.r^2", [("Shapes.area", MODIFIED)]),
+    ("julia", "perimeter(r::Rect{T}) where {T}", "perimeter(r::Rect{T}) where {T<:Real}",
+     [("Shapes.perimeter", SIG)]),
+    ("julia", "clamp(x) = max(x, zero(x))", "clamp(x) = max(x, 0)",
+     [("Shapes.scale!.clamp", MODIFIED)]),
+    ("julia", 'print(io, "Circle(", c.r, ")")', 'print(io, "Circle r=", c.r)',
+     [("Base.show", MODIFIED)]),
+    ("julia", "Rect(side::Real) = Rect(side, side)\n", "", [("Shapes.Rect", REMOVED)]),
+    ("julia", "const UNIT", "diameter(c::Circle) = 2 * c.r\n\nconst UNIT",
+     [("Shapes.diameter", ADDED)]),
 ]  # fmt: skip
 
 

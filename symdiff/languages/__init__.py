@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".jl": "julia",
     ".r": "r",
     ".hs": "haskell",
     ".ex": "elixir", ".exs": "elixir",
@@ -73,6 +74,7 @@ FAMILIES: dict[str, str] = {
     "elixir": "elixir",
     "haskell": "haskell",
     "r": "r",
+    "julia": "julia",
 }
 
 
