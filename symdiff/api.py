@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from symdiff.config import Settings
 from symdiff.indexer import Progress, Report, check_root, reconcile
 from symdiff.origins import scan_provenance
 from symdiff.store import Store
+
+if TYPE_CHECKING:
+    from symdiff.history import ImportReport
 
 
 def open_store(settings: Settings) -> Store:
@@ -77,3 +81,29 @@ def apply_edits(
         return run(UnavailableRecorder(err))
     with store:
         return run(IndexRecorder(store, settings, {"client": client}))
+
+
+def import_history(
+    settings: Settings, *, since: str | None = None, max_commits: int | None = None
+) -> ImportReport:
+    """Import the first-parent git history of the root's branch (docs/history.md).
+
+    `since` is a Go duration (no clamp); `max_commits` bounds the walk. Idempotent.
+    """
+    from datetime import timedelta
+
+    from symdiff.duration import parse_go_duration
+    from symdiff.errors import DurationError, InvalidArgs
+    from symdiff.history import import_history as run
+
+    window = None
+    if since is not None:
+        try:
+            ns = parse_go_duration(since)
+        except DurationError as err:
+            raise DurationError(f"since: {err.reason}") from err
+        if ns < 0:
+            raise InvalidArgs(f"since must not be negative, got {since!r}")
+        window = timedelta(microseconds=ns // 1000)
+    with open_store(settings) as store:
+        return run(settings, store, since=window, max_commits=max_commits)

@@ -1,0 +1,150 @@
+"""The history import: the first-parent commits of the current branch → change records.
+
+One record per file per commit, as `git log --first-parent -M --numstat` lists them: the
+commit's tree against its first parent's (the empty tree for a root commit), renames by
+similarity, timestamp = the committer time, `origin: "commit"` with `{sha, author, summary}`.
+Records already imported (keyed by sha and path) are not recorded again, so importing twice
+adds nothing and a longer window adds only what is missing. docs/history.md.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pygit2
+from pygit2.enums import DiffFind, SortMode
+
+from symdiff.config import Settings
+from symdiff.errors import InvalidArgs
+from symdiff.filechange import build_change
+from symdiff.gitstate import Repo, open_repo
+from symdiff.model import ChangeType, FileChange, Origin
+from symdiff.store import Mutation, Store
+from symdiff.store.blobs import git_binary
+from symdiff.store.imported import imported_keys
+
+_KINDS = {"A": ChangeType.ADD, "D": ChangeType.DELETE, "M": ChangeType.MODIFY,
+          "T": ChangeType.MODIFY, "R": ChangeType.RENAME}  # fmt: skip
+_GITLINK = 0o160000
+_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What one import did: commits walked, records added, records already there."""
+
+    commits: int
+    recorded: int
+    already: int
+
+
+def import_history(
+    settings: Settings,
+    store: Store,
+    *,
+    since: timedelta | None = None,
+    max_commits: int | None = None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Import the first-parent history of the branch checked out at `settings.root`.
+
+    `since`: only commits whose committer time is within it (the walk stops at the first older
+    one); `max_commits`: at most that many commits, newest first. InvalidArgs outside a git work
+    tree or on an unborn branch.
+    """
+    repo = open_repo(settings.root)
+    if repo is None or repo.handle.is_bare:
+        raise InvalidArgs(f"history import needs a git work tree: {str(settings.root)!r} is not "
+                          "inside one (or git cannot read it)")
+    if repo.handle.head_is_unborn:
+        raise InvalidArgs("the current branch has no commit yet: there is no history to import")
+    if max_commits is not None and max_commits < 1:
+        raise InvalidArgs(f"max-commits must be a positive integer, got {max_commits}")
+    cutoff = None if since is None else (now or datetime.now(UTC)) - since
+    ws = store.ensure_workspace(str(settings.root), settings.host)
+    have = imported_keys(store, ws.id)
+    prefix = _prefix(repo, settings)
+    commits = recorded = already = 0
+    batch: list[Mutation] = []
+    for commit in _first_parent(repo.handle, cutoff, max_commits):
+        commits += 1
+        sha = str(commit.id)
+        for change in _commit_changes(repo.handle, commit, settings, prefix):
+            if (sha, change.path) in have:
+                already += 1
+                continue
+            batch.append(Mutation(change=change))
+            have.add((sha, change.path))
+        if len(batch) >= _BATCH:
+            recorded += len(store.apply(ws.id, batch))
+            batch = []
+    recorded += len(store.apply(ws.id, batch))
+    return ImportReport(commits, recorded, already)
+
+
+def _prefix(repo: Repo, settings: Settings) -> str:
+    """The workspace root's path inside the work tree ("" at its top, else "sub/dir/")."""
+    rel = os.path.relpath(settings.root.resolve(), repo.workdir.resolve())
+    return "" if rel == "." else rel.replace(os.sep, "/") + "/"
+
+
+def _first_parent(handle: pygit2.Repository, cutoff: datetime | None,
+                  max_commits: int | None) -> Iterator[pygit2.Commit]:  # fmt: skip
+    walker = handle.walk(handle.head.target, SortMode.NONE)
+    walker.simplify_first_parent()
+    for n, commit in enumerate(walker):
+        if max_commits is not None and n >= max_commits:
+            return
+        if cutoff is not None and _committed(commit) < cutoff:
+            return
+        yield commit
+
+
+def _committed(commit: pygit2.Commit) -> datetime:
+    return datetime.fromtimestamp(commit.commit_time, UTC)
+
+
+def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit, settings: Settings,
+                    prefix: str) -> Iterator[FileChange]:  # fmt: skip
+    """The records of one commit against its first parent, in git's order."""
+    if commit.parents:
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree)
+    else:
+        diff = commit.tree.diff_to_tree(swap=True)
+    diff.find_similar(flags=DiffFind.FIND_RENAMES)
+    author = commit.author
+    info = {"sha": str(commit.id), "author": f"{author.name} <{author.email}>",
+            "summary": (commit.message.splitlines() or [""])[0]}  # fmt: skip
+    git = {"branch": handle.head.shorthand if not handle.head_is_detached else None,
+           "head": str(commit.id)}  # fmt: skip
+    when = _committed(commit)
+    for delta in diff.deltas:
+        kind = _KINDS.get(delta.status_char())
+        if kind is None or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
+            continue
+        path, old_path = delta.new_file.path, delta.old_file.path
+        if not path.startswith(prefix) or (kind is ChangeType.RENAME
+                                           and not old_path.startswith(prefix)):  # fmt: skip
+            continue
+        old = None if kind is ChangeType.ADD else _text(handle, delta.old_file.id)
+        new = None if kind is ChangeType.DELETE else _text(handle, delta.new_file.id)
+        yield build_change(
+            kind, path.removeprefix(prefix),
+            old_path=old_path.removeprefix(prefix) if kind is ChangeType.RENAME else None,
+            old=old, new=new, timestamp=when, test_patterns=settings.test_patterns,
+            old_hash=None if kind is ChangeType.ADD else str(delta.old_file.id),
+            new_hash=None if kind is ChangeType.DELETE else str(delta.new_file.id),
+            origin=Origin.COMMIT, origin_info=info, git=git,
+        )  # fmt: skip
+
+
+def _text(handle: pygit2.Repository, oid: pygit2.Oid) -> bytes | None:
+    """A blob's text; None when binary (git's NUL rule) or missing (a shallow/partial clone)."""
+    try:
+        data = bytes(handle[oid].read_raw())
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return None if git_binary(data) else data
