@@ -39,6 +39,7 @@ CTAGS_LANG = {
     "ruby": "Ruby", "php": "PHP", "kotlin": "Kotlin", "swift": "Swift", "scala": "Scala",
     "bash": "Sh", "lua": "Lua", "perl": "Perl", "ocaml": "OCaml", "elixir": "Elixir",
     "haskell": "Haskell", "r": "R", "julia": "Julia",
+    "objc": "ObjectiveC",
 }  # fmt: skip
 # ctags kinds that are definitions of functions, methods or classes.
 HASKELL_KEYWORDS = {"deriving", "default", "pattern", "infix", "infixl", "infixr", "type", "data"}
@@ -66,6 +67,8 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return kind in ("function", "type") and name not in HASKELL_KEYWORDS
     if language == "r":  # ctags names an unnamed function it cannot place `anonFunc…`
         return kind in ("function", "method") and not name.startswith("anonFunc")
+    if language == "objc":
+        return kind in ("method", "class", "function", "interface", "implementation", "protocol")
     if language == "julia":
         return kind in ("function", "macro", "module", "struct")
     if language == "perl":

@@ -120,6 +120,18 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
     ("julia", "Rect(side::Real) = Rect(side, side)\n", "", [("Shapes.Rect", REMOVED)]),
     ("julia", "const UNIT", "diameter(c::Circle) = 2 * c.r\n\nconst UNIT",
      [("Shapes.diameter", ADDED)]),
+    ("objc", "return [self.storage objectForKey:key];", "return [_storage objectForKey:key];",
+     [("ImageCache.dataForKey:", MODIFIED)]),
+    ("objc", "- (NSData *)dataForKey:(NSString *)key {", "- (id)dataForKey:(NSString *)key {",
+     [("ImageCache.dataForKey:", SIG)]),
+    ("objc", "- (void)setData:(NSData *)data forKey:(NSString *)key;",
+     "- (void)setData:(NSData *)data forKey:(id)key;", [("ImageCache.setData:forKey:", SIG)]),
+    ("objc", "return data.length;", "return data.length + 1;", [("ImageCost", MODIFIED)]),
+    ("objc", "@implementation ImageCache (Debug)\n\n",
+     "@implementation ImageCache (Debug)\n\n- (void)dump {\n}\n\n",
+     [("ImageCache(Debug).dump", ADDED)]),
+    ("objc", "- (BOOL)cacheShouldEvict:(id)cache;\n", "",
+     [("ImageCacheDelegate.cacheShouldEvict:", REMOVED)]),
 ]  # fmt: skip
 
 

@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".m": "objc",
     ".jl": "julia",
     ".r": "r",
     ".hs": "haskell",
@@ -75,6 +76,7 @@ FAMILIES: dict[str, str] = {
     "haskell": "haskell",
     "r": "r",
     "julia": "julia",
+    "objc": "objc",
 }
 
 
