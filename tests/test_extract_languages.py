@@ -132,6 +132,20 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
      [("ImageCache(Debug).dump", ADDED)]),
     ("objc", "- (BOOL)cacheShouldEvict:(id)cache;\n", "",
      [("ImageCacheDelegate.cacheShouldEvict:", REMOVED)]),
+    ("dart", "final p = Point(x * k, y * k);", "final p = Point(k * x, k * y);",
+     [("Point.scale", MODIFIED)]),
+    ("dart", "{bool round = false})", "{bool round = true})",
+     [("Point.scale", SIG)]),
+    ("dart", "factory Point.polar(double r, double theta)", "factory Point.polar(num r, num theta)",
+     [("Point.polar", SIG)]),
+    ("dart", "      : x = 0,\n        y = 0;", "      : x = 0.0,\n        y = 0.0;",
+     [("Point.origin", MODIFIED)]),
+    ("dart", "  @override\n  int compareTo", "  int compareTo", [("Point.compareTo", SIG)]),
+    ("dart", "  double get length => math.sqrt(x * x + y * y);\n", "", [("Point.length", REMOVED)]),
+    ("dart", "  String describe()", "  String shout() => describe();\n  String describe()",
+     [("Named.shout", ADDED)]),
+    ("dart", "int twice(int a) => a * 2;", "int twice(int a) => a + a;",
+     [("main.twice", MODIFIED)]),
 ]  # fmt: skip
 
 

@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".dart": "dart",
     ".m": "objc",
     ".jl": "julia",
     ".r": "r",
@@ -77,6 +78,7 @@ FAMILIES: dict[str, str] = {
     "r": "r",
     "julia": "julia",
     "objc": "objc",
+    "dart": "dart",
 }
 
 
