@@ -2,13 +2,15 @@
 
 `git diff REF` with the untracked (not ignored) files taken in, renames found by content
 similarity among all of them: what a commit of the whole work tree would show against REF.
-Read through pygit2 (the tree against the work tree, then `find_similar`); nothing is stored,
+Read through pygit2 (the tree against the index brought up to the work tree in memory, then
+`find_similar`); nothing is stored,
 and the records are built by `filechange.build_change` like every other record.
 Decisions (origin, timestamps, paths, what does not apply): docs/against.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -38,8 +40,9 @@ if TYPE_CHECKING:
 
 _WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
                   | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
-# git diff -M: renames (50% similar), exact ones first; untracked files may be rename targets.
-_FIND = DiffFind.FIND_RENAMES | DiffFind.FIND_FOR_UNTRACKED
+_TREE_FLAGS = DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE
+# git diff -M: renames (50% similar), exact ones first.
+_FIND = DiffFind.FIND_RENAMES
 _KINDS = {
     DeltaStatus.ADDED: ChangeType.ADD,
     DeltaStatus.UNTRACKED: ChangeType.ADD,
@@ -161,12 +164,18 @@ def _deltas(handle: pygit2.Repository, workdir: Path, commit: str
             ) -> Iterator[tuple[ChangeType, str, str, bytes | None, bytes | None]]:  # fmt: skip
     """(kind, old path, path, old bytes, new bytes) of each file the work tree changed."""
     tree = handle[commit].peel(pygit2.Tree)
+    # The work tree as `git add -A` would stage it, in this handle's own index, in memory only
+    # (never written): the index's stat cache finds the changed files, only those are hashed.
+    index = handle.index
     try:
-        # The tree against the files as they are (the index serves as a stat cache only):
-        # a staged change counts as what the file holds now, untracked files are in.
-        diff = tree.diff_to_workdir(flags=_WORKDIR_FLAGS)
+        for delta in index.diff_to_workdir(flags=_WORKDIR_FLAGS).deltas:
+            path = delta.new_file.path
+            if path.endswith("/") or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
+                continue  # a nested repository or a submodule: git add -A leaves them too
+            _stage(index, path, deleted=delta.status == DeltaStatus.DELETED)
+        diff = tree.diff_to_index(index, flags=_TREE_FLAGS)
         diff.find_similar(flags=_FIND)
-    except (pygit2.GitError, KeyError) as exc:
+    except (pygit2.GitError, KeyError, OSError) as exc:
         raise InvalidArgs(f"cannot compare the work tree with {commit[:12]}: {_reason(exc)}"
                           f"{_shallow_hint(handle)}") from None
     for delta in diff.deltas:
@@ -174,8 +183,6 @@ def _deltas(handle: pygit2.Repository, workdir: Path, commit: str
         if kind is None or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
             continue
         path = delta.new_file.path
-        if path.endswith("/"):  # an untracked nested repository: git leaves it alone too
-            continue
         old = None if kind is ChangeType.ADD else _blob(handle, delta.old_file.id)
         new = None if kind is ChangeType.DELETE else _read(workdir / path)
         if kind is not ChangeType.DELETE and new is None:
@@ -183,6 +190,18 @@ def _deltas(handle: pygit2.Repository, workdir: Path, commit: str
                 continue
             kind = ChangeType.DELETE
         yield kind, delta.old_file.path, path, old, new
+
+
+def _stage(index: pygit2.Index, path: str, *, deleted: bool) -> None:
+    """Bring one index entry to the work tree (a file gone meanwhile leaves the index)."""
+    if not deleted:
+        try:
+            index.add(path)
+            return
+        except (pygit2.GitError, KeyError, OSError):
+            pass
+    with contextlib.suppress(pygit2.GitError, KeyError, OSError):
+        index.remove(path)
 
 
 def _blob(handle: pygit2.Repository, oid: pygit2.Oid) -> bytes | None:
