@@ -146,6 +146,16 @@ EDITS: list[tuple[str, str, str, list[tuple[str, SymbolChangeType]]]] = [
      [("Named.shout", ADDED)]),
     ("dart", "int twice(int a) => a * 2;", "int twice(int a) => a + a;",
      [("main.twice", MODIFIED)]),
+    ("zig", "self.len -= 1;", "self.len = self.len - 1;", [("RingBuffer.pop", MODIFIED)]),
+    ("zig", "item: T) Error!void", "item: T) !void",
+     [("RingBuffer.push", SIG)]),
+    ("zig", "    fn sum(self: Pair)", "    pub fn sum(self: Pair)", [("Pair.sum", SIG)]),
+    ("zig", "return @max(lo, @min(x, hi));", "return std.math.clamp(x, lo, hi);",
+     [("clamp", MODIFIED)]),
+    ("zig", "extern fn write(fd: c_int, buf: [*]const u8, n: usize) isize;\n", "",
+     [("write", REMOVED)]),
+    ("zig", "test \"push then pop\"", "fn twice(x: i32) i32 {\n    return x * 2;\n}\n\n"
+     "test \"push then pop\"", [("twice", ADDED)]),
 ]  # fmt: skip
 
 

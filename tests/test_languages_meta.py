@@ -15,7 +15,7 @@ ALL_LANGUAGES = sorted(set(EXTENSIONS.values()) | set(FILENAMES.values()))
 
 def test_every_listed_language_has_a_family() -> None:
     assert sorted(FAMILIES) == ALL_LANGUAGES
-    assert len(ALL_LANGUAGES) == 26
+    assert len(ALL_LANGUAGES) == 27
 
 
 @pytest.mark.parametrize("language", ALL_LANGUAGES)

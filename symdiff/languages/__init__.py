@@ -24,6 +24,7 @@ EXTENSIONS: dict[str, str] = {
     ".scala": "scala", ".sc": "scala",
     ".sh": "bash", ".bash": "bash",
     ".lua": "lua",
+    ".zig": "zig",
     ".dart": "dart",
     ".m": "objc",
     ".jl": "julia",
@@ -79,6 +80,7 @@ FAMILIES: dict[str, str] = {
     "julia": "julia",
     "objc": "objc",
     "dart": "dart",
+    "zig": "zig",
 }
 
 

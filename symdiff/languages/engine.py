@@ -49,6 +49,8 @@ class Def:
     # The last node of a definition that runs on past its node (a Dart signature's body, a
     # Haskell function's later equations: siblings, not children).
     end: Node | None = None
+    # The first node, when a token before the definition's node belongs to it (Zig's `pub`).
+    start: Node | None = None
 
 
 Handler = Callable[[Node, Enclosing], Def | None]
@@ -184,7 +186,7 @@ class _Walk:
         qname = found.name if found.absolute else self.family.join(scope, found.name)
         if not found.emit:
             return Enclosing(found.scope_name or qname, found.kind)
-        start_node = lead[0] if lead else node
+        start_node = found.start or (lead[0] if lead else node)
         last = found.end or node
         body = found.body
         header_end = self._header_end(node, body)
