@@ -6,7 +6,8 @@ Fills a database with 1,000,000 changes and 3,000,000 symbol changes across 50,0
 30 days (bulk inserts through SQLAlchemy Core into the store's own tables; the SQLite file is
 cached under benchmarks/.cache, the PostgreSQL data in database `symdiff_bench`), then prints
 p50/p99 latency of `symdiff.query.diff` — the whole read path the CLI and MCP tool use — for
-the default query and for since=720h scope=test limit=500.
+the default query, since=720h scope=test limit=500, a cursor page 10,000 records behind the
+newest (plain, and with origin and path filters), and the default query with a path filter.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from sqlalchemy import func, select, text
 from symdiff.config import Settings
 from symdiff.heap import settle_heap
 from symdiff.query import DiffQuery, diff
-from symdiff.store import Store
+from symdiff.queryargs import encode_cursor
+from symdiff.store import Position, Store
 from symdiff.store import tables as t
 
 CHANGES = 1_000_000
@@ -119,9 +121,20 @@ def bench(name: str, store: Store, url: str, runs: int) -> None:
     # it, a full garbage collection over import-time objects costs ~40 ms every few hundred
     # queries, which is what an unsettled p99 shows.
     settle_heap()
+    # A cursor 10,000 records behind the newest: a reader catching up, page by page.
+    with store.engine.connect() as conn:
+        txid, id_ = conn.execute(
+            select(t.changes.c.txid, t.changes.c.id)
+            .order_by(t.changes.c.txid.desc(), t.changes.c.id.desc()).offset(10_000).limit(1)
+        ).one()
+    behind = encode_cursor(Position(int(txid), int(id_)))
     cases: dict[str, dict[str, object]] = {
         "default (since=24h limit=50 scope=impl)": {},
         "since=720h scope=test limit=500": {"since": "720h", "scope": "test", "limit": 500},
+        "cursor, limit=50": {"cursor": behind},
+        "cursor, origin=scan path=src/pkg1*/** limit=50": {
+            "cursor": behind, "origin": "scan", "path": "src/pkg1*/**"},
+        "default + path=src/pkg1*/** !*7.py": {"path": ["src/pkg1*/**", "!*7.py"]},
     }
     settings = Settings(root=ROOT, db_url=url, host=HOST)
     for label, args in cases.items():
