@@ -194,10 +194,16 @@ def _c_headers(limit: int) -> list[Path]:
     return [h for h in headers if not any(m in h.read_bytes() for m in cxx)][:limit]
 
 
-def _bash_completions(limit: int) -> list[Path]:
-    """bash-completion's scripts (shell functions, no extension)."""
-    completions = Path("/usr/share/bash-completion/completions")
-    return _spread([p for p in completions.iterdir() if p.is_file()], limit)
+def _bash_completion(limit: int) -> list[Path]:
+    """Every shell script of Debian's bash-completion package: the `bash_completion` library
+    itself, the completions (no extension) and the /etc hooks; not its Perl and Python helpers."""
+    root = _fetch("bash-completion", _debian("bash-completion"))
+    if root is None:
+        return []
+    share = root / "usr/share/bash-completion"
+    scripts = [share / "bash_completion", *(share / "completions").iterdir()]
+    scripts += [root / "etc/bash_completion", root / "etc/profile.d/bash_completion.sh"]
+    return _spread([p for p in scripts if p.is_file() and not p.is_symlink()], limit)
 
 
 # Language -> (where the files come from, how to get up to N of them).
@@ -241,7 +247,7 @@ REAL: dict[str, tuple[str, Callable[[int], list[Path]]]] = {
             "kotlin", _npm("react-native-screens@3.34.0", "expo-modules-core@1.12.26"), "*.kt", n
         ),
     ),
-    "bash": ("bash-completion", _bash_completions),
+    "bash": ("Debian bash-completion", _bash_completion),
     "perl": ("Perl 5 core library", lambda n: _spread([*Path("/usr/share/perl").rglob("*.pm")], n)),
     "ocaml": ("Debian ocaml (stdlib)", lambda n: _files("ocaml", _debian("ocaml"), "*.ml", n)),
     "lua": ("Debian lua-penlight", lambda n: _files("lua", _debian("lua-penlight"), "*.lua", n)),

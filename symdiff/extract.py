@@ -13,7 +13,7 @@ from tree_sitter import Parser, Query
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from symdiff.languages import family_module
-from symdiff.languages.engine import Family, definition_query, walk
+from symdiff.languages.engine import Family, definition_query, error_bytes, walk
 from symdiff.model import Symbol
 
 # Parsers are not safe to share between threads; keep one per language per thread.
@@ -87,5 +87,10 @@ def extract_uncached(language: str, source: bytes) -> list[Symbol]:
         return []
     family, query = found
     # The tree of a masked text places definitions; signatures are cut from the source itself.
-    tree = _parser(language).parse(source if family.mask is None else family.mask(source))
+    parser = _parser(language)
+    tree = parser.parse(source if family.mask is None else family.mask(source))
+    if tree.root_node.has_error and family.recover is not None:
+        again = parser.parse(family.recover(source))
+        if error_bytes(again.root_node) < error_bytes(tree.root_node):
+            tree = again
     return walk(family, source, tree.root_node, query)

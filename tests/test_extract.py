@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tree_sitter_language_pack import get_parser
 
 from symdiff.extract import extract, extract_uncached
 from symdiff.languages.cmacros import mask
+from symdiff.languages.engine import error_bytes
+from symdiff.languages.shmask import recover
 from symdiff.model import Symbol
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
@@ -342,3 +345,63 @@ def test_python_definitions_in_every_statement_container(broken: bool) -> None:
     names = [s.name for s in extract("python", source.encode())]
     expected = [f"f{i}" for i in range(1, 12)] + ["K", "K.f12", "f13"]
     assert names == expected
+
+
+# --- Bash: definitions around constructs tree-sitter-bash cannot parse ----------------------
+
+# Shapes from Debian's bash-completion that tree-sitter-bash cannot parse (issue 17); each one,
+# alone in a function, used to lose that function or everything after it.
+BASH_CHOKES = {
+    "extglob after a dot (gpgv)":
+        "if [[ ${COMP_LINE,,} == *.@(asc|sig|sign)\\ * ]]; then\n    :\nfi\n",
+    "extglob in a word (_xinetd_services)":
+        "local -a svcs=($(printf '%s\\n' $xinetddir/!($_backup_glob)))\n",
+    "extglob in an array (cvs)": "[[ -z $cur ]] && files=(!(CVS)) || files=()\n",
+    "extglob in a test (killall)": "[[ $OSTYPE == *@(linux|freebsd|darwin)* ]] || return 1\n",
+    "extglob in a case (lsusb)":
+        "case $prev in\n    --help | -!(-*)@([sD]|[hV]*))\n        return\n        ;;\nesac\n",
+    "extglob group in a case (_longopt)":
+        "case $prev in\n    --+([-a-z0-9_]))\n        _filedir\n        ;;\nesac\n",
+    "extglob after a quote (ssh-keygen)":
+        'case $line in\n    *" -t rsa"?( *))\n        bits=2048\n        ;;\nesac\n',
+    "extglob in an expansion (_known_hosts_real)": 'host="${host%]?(:+([0-9]))}"\n',
+    "brackets in an expansion pattern (__parse_options)": "option=${option%%[<{().[]*}\n",
+    "regex with brackets (_parse_help)":
+        "while [[ $line =~ \\[[[:space:]]*(-[^]]+)[[:space:]]*\\] ]]; do\n    :\ndone\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", sorted(BASH_CHOKES))
+def test_bash_functions_around_unparsable_constructs_are_found(shape: str) -> None:
+    body = BASH_CHOKES[shape].replace("\n", "\n    ")
+    source = f"_before()\n{{\n    :\n}}\n\n_gpgv()\n{{\n    {body}\n}}\n\n_after() {{ :; }}\n"
+    last = source.count("\n")  # `_after` is on the last line; `_gpgv` ends two lines above
+    got = {s.name: (s.start_line, s.end_line) for s in extract("bash", source.encode())}
+    assert got == {"_before": (1, 4), "_gpgv": (6, last - 2), "_after": (last, last)}
+
+
+def test_bash_recovery_is_what_the_plain_parse_misses() -> None:
+    """Without the mask the grammar loses these functions: the test above would prove nothing."""
+    source = b"f() {\n    [[ $OSTYPE == *@(linux|darwin)* ]] && files=(!(CVS))\n}\n"
+    assert get_parser("bash").parse(source).root_node.has_error
+    masked = recover(source)
+    assert len(masked) == len(source) and masked.count(b"\n") == source.count(b"\n")
+    assert not get_parser("bash").parse(masked).root_node.has_error
+    (f,) = extract("bash", source)
+    assert (f.name, f.start_line, f.end_line, f.signature) == ("f", 1, 3, "()")
+
+
+@pytest.mark.parametrize("shape", sorted(BASH_CHOKES))
+def test_bash_shapes_fail_without_the_mask(shape: str) -> None:
+    source = f"f() {{\n{BASH_CHOKES[shape]}}}\n".encode()
+    plain = get_parser("bash").parse(source).root_node
+    masked = get_parser("bash").parse(recover(source)).root_node
+    assert plain.has_error
+    assert error_bytes(masked) < error_bytes(plain)
+
+
+def test_bash_text_that_parses_is_never_masked() -> None:
+    # `2*(3+4)` looks like an extended glob `*(…)`; the file parses, so no mask is applied.
+    source = b"calc() {\n    echo $((2*(3+4)))\n}\n"
+    (f,) = extract("bash", source)
+    assert (f.name, f.end_line) == ("calc", 3)

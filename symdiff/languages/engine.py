@@ -69,6 +69,9 @@ class Family:
     prefix: Callable[[Node], str | None] = field(default=lambda _root: None)
     # What the parser sees instead of the source (same length and lines), if not the source.
     mask: Callable[[bytes], bytes] | None = None
+    # A second text to parse (same length and lines) when the first parse has syntax errors:
+    # Bash's constructs the grammar cannot read, blanked. Kept if it parses with fewer errors.
+    recover: Callable[[bytes], bytes] | None = None
     # The canonical form of a header's literals (one quote style), if the language has one.
     literals: Callable[[str], str] | None = None
     # Where definitions can sit, for a language whose definitions are statements (Python): the
@@ -282,6 +285,20 @@ def _end_line(node: Node) -> int:
     if end.column == 0 and end.row > node.start_point.row:
         return end.row
     return end.row + 1
+
+
+def error_bytes(root: Node) -> int:
+    """How many bytes of a tree lie in ERROR nodes, plus one per node the parser made up."""
+    total, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR":
+            total += node.end_byte - node.start_byte
+        elif node.is_missing:
+            total += 1
+        else:
+            stack.extend(c for c in node.children if c.has_error)
+    return total
 
 
 def definition_query(family: Family, language: Language) -> Query:
