@@ -92,10 +92,17 @@ def _change(fp: FilePatch, root: str) -> dict[str, object]:
     return change
 
 
-def file_section(fp: FilePatch, *, root: str, context: int = 3) -> str:
-    """The git patch section of one change, with absolute paths; "" if there is nothing to show."""
-    path = _absolute(root, fp.path)
-    old_path = path if fp.old_path is None else _absolute(root, fp.old_path)
+def file_section(fp: FilePatch, *, root: str | None, context: int = 3) -> str:
+    """The git patch section of one change; "" if there is nothing to show.
+
+    With a `root`: absolute paths and no prefixes, as ACP asks (`git apply -p0`). With None:
+    the relative paths behind `a/` and `b/`, as `git diff` writes them (plain `git apply`
+    from the root).
+    """
+    absolute = root is not None
+    path = _absolute(root, fp.path) if root is not None else fp.path
+    old_path = fp.old_path or fp.path
+    old_path = _absolute(root, old_path) if root is not None else old_path
     old = None if fp.operation == "add" else fp.old_bytes
     new = None if fp.operation == "delete" else fp.new_bytes
     if (old is None and fp.operation != "add") or (new is None and fp.operation != "delete"):
@@ -110,9 +117,9 @@ def file_section(fp: FilePatch, *, root: str, context: int = 3) -> str:
         copy=fp.operation == "copy",
         context=context,
         # ACP wants absolute paths in the patch: no a/ b/ prefixes, so `git apply -p0`.
-        src_prefix="",
-        dst_prefix="",
-        name_lines=True,
+        src_prefix="" if absolute else "a/",
+        dst_prefix="" if absolute else "b/",
+        name_lines=absolute,
     )
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import click
@@ -11,7 +13,9 @@ from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
 
 if TYPE_CHECKING:
-    from symdiff.records import ChangeRecord
+    from symdiff.indexer import Report
+    from symdiff.model import FileChange
+    from symdiff.query import Answer
 
 
 def fail(err: SymdiffError) -> NoReturn:
@@ -91,28 +95,55 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
 @click.option("--rescan-s", "rescan_s", type=float, default=5.0, show_default=True,
               metavar="SECONDS",
               help="Full rescan period when some directories cannot be watched (watch limit).")
-@click.option("-q", "--quiet", "quiet", is_flag=True, help="Log only warnings and errors.")
+@click.option("-q", "--quiet", "quiet", is_flag=True,
+              help="Print no line per change; log only warnings and errors.")
 def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
               test_patterns: tuple[str, ...], settle_ms: int | None, rescan_s: float,
               quiet: bool) -> None:
     """Watch ROOT (default: .) in the foreground and record every change until Ctrl-C.
 
-    Every start reconciles what changed while no daemon ran (the first takes a baseline).
-    One daemon per workspace; SIGINT/SIGTERM record pending events, then exit.
+    Prints one line per recorded change on stdout (time, change, path, +/-, symbols, who made
+    it); the log goes to stderr. Every start reconciles what changed while no daemon ran (the
+    first takes a baseline). One daemon per workspace; SIGINT/SIGTERM record pending events,
+    then exit.
     """
-    import logging
-
     from symdiff.daemon import watch
 
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
-                        format="%(asctime)s symdiff %(levelname)s %(message)s", stream=sys.stderr)
+    handler = _StderrNow()
+    handler.setFormatter(logging.Formatter("%(asctime)s symdiff %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns,
                                 settle_ms=settle_ms)
     try:
-        watch(settings, show_progress=True, poll_s=rescan_s)
+        watch(settings, show_progress=True, poll_s=rescan_s,
+              on_changes=None if quiet else _change_printer())
     except SymdiffError as err:
         fail(err)
+
+
+class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log to whatever `sys.stderr` is when a line is written: while the progress bar shows,
+    rich puts a proxy there that prints the line above the bar instead of through it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def _change_printer() -> Callable[[Sequence[FileChange]], None]:
+    """Print each recorded change as one line on stdout (rich on a terminal, plain piped)."""
+    from symdiff.display import console, watch_line
+    from symdiff.records import of_change
+
+    out = console()
+
+    def show(changes: Sequence[FileChange]) -> None:
+        for change in changes:
+            out.print(watch_line(of_change(change)), soft_wrap=True)
+        out.file.flush()
+
+    return show
 
 
 @cli.command("status")
@@ -120,43 +151,29 @@ def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status_cmd(root: str | None, db: str | None, as_json: bool) -> None:
-    """Show whether a daemon watches ROOT (default: .), since when, and how many changes it has.
+    """Show whether a daemon watches ROOT (default: .), the baseline, what is recorded.
 
-    Exits 1 when the database cannot be read.
+    ROOT may be a subdirectory of the workspace. Text or --json: the daemon (pid, start, last
+    reconcile, warnings), the baseline's state and, while the daemon's start pass runs, its
+    progress; the number of changes and the newest; the database and its size. Exits 1 when
+    the database cannot be read.
     """
     from symdiff.status import status
 
-    info = status(Settings.resolve(root, db=db))
+    info = status(Settings.resolve(root, db=db, nearest=True))
     if as_json:
         import json
 
         click.echo(json.dumps(info, indent=2))
     else:
-        _print_status(info)
+        from symdiff.display import status_lines
+
+        for line in status_lines(info):
+            click.echo(line)
+        if "error" in info:
+            click.echo(f"symdiff: {info['error']}", err=True)
     if "error" in info:
         sys.exit(1)
-
-
-def _print_status(info: dict[str, object]) -> None:
-    if info["running"]:
-        click.echo(f"daemon running (pid {info.get('pid')} on {info.get('host')}) "
-                   f"since {info.get('started_at')}; last reconcile {info.get('last_reconcile')}")
-        if info.get("degraded"):
-            click.echo("warning: some directories cannot be watched; rescanning periodically")
-        if info.get("failing"):
-            click.echo(f"warning: recording has failed since {info.get('failing_since')} "
-                       f"({info.get('attempts')} attempts); last error: {info.get('last_error')}")
-        unrecorded = info.get("unrecorded")
-        if isinstance(unrecorded, list) and unrecorded:
-            click.echo(f"warning: changes at {', '.join(map(str, unrecorded))} could not be "
-                       "recorded; see the daemon's log")
-    else:
-        click.echo(f"no daemon watches {info['root']}")
-    if "error" in info:
-        click.echo(f"symdiff: {info['error']}", err=True)
-        return
-    changes = info.get("changes")
-    click.echo("not indexed yet" if changes is None else f"{changes} changes recorded")
 
 
 @cli.group("db")
@@ -215,7 +232,8 @@ def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
 @click.option("--since", "since", default="24h", show_default=True, metavar="DURATION",
               help='Time window as a Go duration ("90m", "24h", "168h"); clamped to 720h.')
 @click.option("--limit", "limit", default="50", show_default=True, metavar="N",
-              help="Maximum records, 1-500; any other value means 50.")
+              help="Maximum records, 1-500 (any other value means 50, with a note on "
+                   "stderr); page on with --cursor.")
 @click.option("--scope", "scope", default="impl", show_default=True, metavar="impl|test|all",
               help="Implementation files, test files, or all; filtered before the limit.")
 @click.option("--workspace", "workspace", default=None, metavar="all|ROOT",
@@ -234,49 +252,80 @@ def textdiff_cmd(path_a: str, path_b: str, context: int, as_json: bool) -> None:
               help="Instead: how the work tree differs from git revision REF (HEAD, main, "
                    "v2.1, a sha; REF... for the merge base with HEAD), untracked files "
                    "included; one record per file. --scope, --path, --origin, --limit apply.")
+@click.option("--refresh", "refresh", is_flag=True,
+              help="When no daemon watches the tree: first record what changed since it was "
+                   "last indexed (one reconcile pass, as `symdiff index`).")
 @click.option("--json", "as_json", is_flag=True, help="Print the records as a JSON array.")
 @click.option("--envelope", "envelope", is_flag=True,
               help='With --json: print {"result": [...], "cursor": ..., "more": ...} instead.')
 @click.option("--patch", "patch", is_flag=True,
-              help="Include each change's git patch (JSON: an ACP v2 Diff under `acp`).")
+              help="Show each change's patch (relative a/ b/ paths: `git apply` from the root "
+                   "takes it; JSON: an ACP v2 Diff under `acp`, absolute paths).")
 def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope: str,
                 workspace: str | None, origins: tuple[str, ...], paths: tuple[str, ...],
-                cursor: str | None, reader: str | None, as_json: bool, envelope: bool,
-                patch: bool, against: str | None) -> None:
+                cursor: str | None, reader: str | None, refresh: bool, as_json: bool,
+                envelope: bool, patch: bool, against: str | None) -> None:
     """What changed recently, newest first, with the symbols each change touched.
 
-    With --cursor or --reader: what was recorded since, oldest first. When more records match
-    than --limit, stderr says how to continue (`--cursor ...`).
+    Run it anywhere in the workspace. With --cursor or --reader: what was recorded since,
+    oldest first. Notes go to stderr: when more records match than --limit (`--cursor ...`),
+    when --scope hid some, when no daemon watches the tree (the answer is then what was
+    recorded up to a time it names; --refresh records what changed since), when nothing is
+    indexed here at all.
     """
     import json
 
-    from symdiff.query import STALE_WARNING, DiffQuery, diff
+    from symdiff.display import changes_notes
+    from symdiff.query import DiffQuery, diff
+    from symdiff.queryargs import parse
 
-    settings = Settings.resolve(root, db=db)
+    settings = Settings.resolve(root, db=db, nearest=True)
     if against is not None:
         _changes_against(settings, against, scope=scope, limit=limit, paths=paths,
                          origins=origins, as_json=as_json, envelope=envelope, patch=patch)
         return
-    query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=patch,
+    query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=patch and as_json,
                       workspace=workspace, origin=list(origins) or None,
                       path=list(paths) or None, cursor=cursor, reader=reader)  # fmt: skip
     try:
-        result = diff(settings, query)
+        parse(query)  # bad arguments stop before a refresh writes anything
+        refreshed = _refresh(settings) if refresh else None
+        result = diff(settings, query, explain=True, git_patches=patch and not as_json)
     except SymdiffError as err:
         fail(err)
     records = result.records
-    if result.stale:
-        click.echo(f"symdiff: warning: {STALE_WARNING}", err=True)
     if as_json and envelope:
         click.echo(json.dumps({"result": records, "cursor": result.cursor, "more": result.more},
                               ensure_ascii=False, indent=2))  # fmt: skip
     elif as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
     else:
-        _print_changes(records, since=since, scope=scope)
+        _print_changes(result, scope=scope, since=since, after=cursor or reader)
+    for note in changes_notes(result, root=settings.root, scope=scope, limit=limit,
+                              refreshed=refreshed, own=workspace is None):  # fmt: skip
+        click.echo(f"symdiff: {note}", err=True)
     if result.more and not envelope:
         click.echo(f"symdiff: more records match; continue with --cursor {result.cursor}",
                    err=True)  # fmt: skip
+
+
+def _refresh(settings: Settings) -> Report | None:
+    """One reconcile pass over the caller's workspace, unless a daemon watches it (the query
+    then waits for the daemon's own)."""
+    import dataclasses
+
+    from symdiff.config import workspace_root
+    from symdiff.lock import running
+
+    root = workspace_root(settings.root)
+    if running(root) is not None:
+        return None
+    from symdiff.api import index
+    from symdiff.indexer import check_root
+
+    target = dataclasses.replace(settings, root=root)
+    check_root(target)
+    return index(target, show_progress=True)
 
 
 def _changes_against(settings: Settings, against: str, *, scope: str, limit: str,
@@ -323,34 +372,20 @@ def _changes_against(settings: Settings, against: str, *, scope: str, limit: str
                    err=True)  # fmt: skip
 
 
-def _print_changes(records: list[ChangeRecord], *, since: str, scope: str) -> None:
-    """The records as a rich table, then any patches."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+def _print_changes(result: Answer, *, scope: str, since: str, after: str | None) -> None:
+    """The records as a table, then their patches; a line saying so when there are none."""
+    from symdiff.display import changes_table, console, patch_text, show
 
-    console = Console()
-    if not records:
-        console.print(f"no {scope} changes in the last {since}", markup=False)
+    out = console()
+    if not result.records:
+        if result.indexed:
+            window = "after that point" if after else f"in the last {since}"
+            out.print(f"no {'' if scope == 'all' else scope + ' '}changes {window}",
+                      markup=False)
         return
-    table = Table("when (UTC)", "change", "path", "+/-", "symbols")
-    for r in records:
-        path = str(r["path"]) if r["old_path"] is None else f"{r['old_path']} → {r['path']}"
-        symbols = r["symbols"]
-        assert isinstance(symbols, list)
-        names = Text()
-        for i, sym in enumerate(symbols):
-            # Text, not markup: symbol names may contain brackets (generics, indexers).
-            names.append(("\n" if i else "") + str(sym["name"]))
-            names.append(f" {sym['change_type']}", style="dim")
-        when = str(r["timestamp"]).replace("T", " ")[:19]
-        table.add_row(Text(when), Text(str(r["change_type"])), Text(path),
-                      Text(f"+{r['lines_added']} -{r['lines_removed']}"), names)
-    console.print(table)
-    for r in records:
-        acp = r.get("acp")
-        if isinstance(acp, dict) and isinstance(acp.get("patch"), dict):
-            console.out(acp["patch"]["text"], end="", highlight=False)
+    show(out, changes_table(result.records))
+    for text in result.patches:
+        out.print(patch_text(text), end="", soft_wrap=True)
 
 
 @cli.command("serve")

@@ -22,8 +22,19 @@ def default_db_url(root: Path) -> str:
     return f"sqlite:///{root / STATE_DIR / 'index.db'}"
 
 
-def _default_db(db: str | None, root: Path) -> str:
-    return db or os.environ.get("SYMDIFF_DB") or default_db_url(root)
+def workspace_root(path: Path) -> Path:
+    """The nearest directory at or above `path` with a `.symdiff/` (queries run in subdirs);
+    `path` itself when there is none."""
+    path = path.resolve()
+    for candidate in (path, *path.parents):
+        if (candidate / STATE_DIR).is_dir():
+            return candidate
+    return path
+
+
+def _default_db(db: str | None, root: Path, *, nearest: bool = False) -> str:
+    return db or os.environ.get("SYMDIFF_DB") or default_db_url(
+        workspace_root(root) if nearest else root)
 
 
 def _split_env(name: str) -> tuple[str, ...]:
@@ -70,12 +81,17 @@ class Settings:
         ignore: tuple[str, ...] = (),
         test_patterns: tuple[str, ...] = (),
         settle_ms: int | None = None,
+        nearest: bool = False,
     ) -> Settings:
-        """Build Settings; `None` means "ask the environment, then the default"."""
+        """Build Settings; `None` means "ask the environment, then the default".
+
+        `nearest`: the default database is that of the nearest workspace at or above the root
+        (a reader asking from a subdirectory), not `<root>/.symdiff/index.db`.
+        """
         r = _default_root(root)
         return cls(
             root=r,
-            db_url=_default_db(db, r),
+            db_url=_default_db(db, r, nearest=nearest),
             host=_default_host(host),
             ignore=ignore + _split_env("SYMDIFF_IGNORE"),
             test_patterns=test_patterns + _split_env("SYMDIFF_TEST_PATTERNS"),

@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
@@ -39,6 +39,7 @@ from symdiff.watcher import Batch, DirtySet, Watcher, collapse, tracked_dirs
 
 log = logging.getLogger(__name__)
 
+OnChanges = Callable[[Sequence[FileChange]], None]
 POLL_S = 5.0  # full rescan period when some directories cannot be watched
 MAX_BACKOFF_S = 30.0
 ISOLATE_AFTER = 3  # failed attempts of a batch (not database outages) before splitting it
@@ -46,6 +47,7 @@ LOG_EVERY_S = 60.0
 HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
 FLUSH_WAIT_S = 2.0
 GIT_TAIL_S = 2.0  # at most this long a git batch waits for the rest of the command's writes
+PROGRESS_EVERY_S = 0.5  # how often the start pass's progress is written to the status file
 
 
 @dataclass(slots=True)
@@ -69,14 +71,19 @@ class Stats:
     last_error: str | None = None
     # Paths whose changes a split batch could not record (they wait for a later pass).
     unrecorded: list[str] = field(default_factory=list)
+    # While the start pass runs: {"pass": "baseline" | "reconcile", "done", "total"}.
+    progress: dict[str, object] | None = None
 
 
 class Daemon:
     """Watch one workspace and record its changes until `stop()` (or a signal)."""
 
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
-                 max_delay_s: float = 1.0) -> None:
+                 max_delay_s: float = 1.0, on_changes: OnChanges | None = None) -> None:
+        """`on_changes` is called with the changes of every recorded batch (the foreground
+        watcher prints them); an error in it stops the calls, never the recording."""
         self.settings = settings
+        self.on_changes = on_changes
         self.poll_s = poll_s
         self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
         self.stats = Stats()
@@ -125,16 +132,39 @@ class Daemon:
     def _start_reconcile(self, show_progress: bool) -> None:
         """The full pass every start makes (a baseline on the first), with a progress bar.
 
-        Cookies already there were written before this pass began, so it answers them too.
+        Its progress is in the status file while it runs (`symdiff status`). Cookies already
+        there were written before this pass began, so it answers them too.
         """
+        assert self._store is not None
+        ws = self._store.find_workspace(str(self.settings.root), self.settings.host)
+        kind = "reconcile" if ws is not None and ws.baseline_done else "baseline"
         full = Batch(frozenset(), cookies=_cookies(self.settings), full=True)
-        if not show_progress:
-            self._reconcile(full)
-            return
-        from symdiff.progress import progress_bar
+        written = time.monotonic()  # a pass that ends within PROGRESS_EVERY_S writes none
 
-        with progress_bar("reconciling") as bar:
-            self._reconcile(full, progress=bar)
+        def note(done: int, total: int) -> None:
+            nonlocal written
+            self.stats.progress = {"pass": kind, "done": done, "total": total}
+            if time.monotonic() - written >= PROGRESS_EVERY_S:
+                written = time.monotonic()
+                self._write_status(running=True)
+
+        note(0, 0)
+        try:
+            if not show_progress:
+                self._reconcile(full, progress=note)
+                return
+            from symdiff.progress import progress_bar
+
+            with progress_bar(kind) as bar:
+
+                def both(done: int, total: int) -> None:
+                    bar(done, total)
+                    note(done, total)
+
+                self._reconcile(full, progress=both)
+        finally:
+            self.stats.progress = None
+            self._write_status(running=True)
 
     def _start_watching(self) -> None:
         watcher = Watcher(self.settings.root, self.dirty)
@@ -361,6 +391,18 @@ class Daemon:
             log.debug("%d paths: %d changes in %.0f ms", len(batch.paths), len(report.changes),
                       report.seconds * 1000)
         self._write_status(running=True)
+        if report.changes:
+            self._show(report.changes)
+
+    def _show(self, changes: Sequence[FileChange]) -> None:
+        if self.on_changes is None:
+            return
+        try:
+            self.on_changes(changes)
+        except Exception as exc:  # a closed pipe, say: recording goes on, unseen
+            self.on_changes = None
+            log.warning("cannot show changes any more (%s: %s); recording goes on",
+                        exc.__class__.__name__, exc)
 
     def _check_watches(self, batch: Batch | None) -> None:
         """Compare the directories we mean to watch with what inotify watches."""
@@ -400,7 +442,7 @@ class Daemon:
                 "degraded": s.degraded, "unwatched": s.unwatched,
                 "failing": s.failing_since is not None, "failing_since": s.failing_since,
                 "attempts": s.attempts, "last_error": s.last_error,
-                "unrecorded": s.unrecorded[:20]}
+                "unrecorded": s.unrecorded[:20], "progress": s.progress}
         path = self.settings.root / STATE_DIR / STATUS_FILE
         tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
         try:
@@ -418,9 +460,13 @@ def _cookies(settings: Settings) -> frozenset[str]:
         return frozenset()
 
 
-def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = POLL_S) -> Stats:
-    """Run the daemon in the foreground until SIGINT/SIGTERM; pending events are flushed."""
-    daemon = Daemon(settings, poll_s=poll_s)
+def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = POLL_S,
+          on_changes: OnChanges | None = None) -> Stats:
+    """Run the daemon in the foreground until SIGINT/SIGTERM; pending events are flushed.
+
+    `on_changes` sees the changes of every recorded batch (see `Daemon`).
+    """
+    daemon = Daemon(settings, poll_s=poll_s, on_changes=on_changes)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         log.info("%s: flushing and stopping", signal.Signals(signum).name)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from symdiff.config import STATE_DIR
 from symdiff.errors import LockedError, ToolFailed
+from symdiff.statedir import ensure_state_dir
 
 LOCK_FILE = "daemon.lock"
 
@@ -36,7 +37,7 @@ def workspace_lock(root: Path, host: str, *, wait_s: float = 0.5) -> Iterator[di
     """
     path = root / STATE_DIR / LOCK_FILE
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(path.parent)
         f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole daemon's life
     except OSError as exc:
         raise ToolFailed(f"cannot write the workspace lock {path}: "
@@ -90,12 +91,3 @@ def running(root: Path) -> dict[str, object] | None:
             return None
         fcntl.flock(f, fcntl.LOCK_UN)
         return None
-
-
-def workspace_root(path: Path) -> Path:
-    """The nearest directory at or above `path` with a `.symdiff/` (queries run in subdirs)."""
-    path = path.resolve()
-    for candidate in (path, *path.parents):
-        if (candidate / STATE_DIR).is_dir():
-            return candidate
-    return path

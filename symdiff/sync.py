@@ -13,8 +13,8 @@ import time
 import uuid
 from pathlib import Path
 
-from symdiff.config import STATE_DIR
-from symdiff.lock import running, workspace_root
+from symdiff.config import STATE_DIR, workspace_root
+from symdiff.lock import running
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,9 @@ from watchdog.events import (
 )
 from watchdog.observers.inotify import InotifyObserver
 
+from symdiff.config import STATE_DIR
 from symdiff.ignore import ALWAYS_IGNORED, IgnoreRules
+from symdiff.statedir import ensure_state_dir
 from symdiff.sync import COOKIE_DIR
 
 log = logging.getLogger(__name__)
@@ -319,7 +321,8 @@ class Watcher:
     def start(self) -> None:
         """Attach the overflow alarm and start watching (raises OSError at the watch limit)."""
         try:
-            (self.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)
+            ensure_state_dir(self.root / STATE_DIR)
+            (self.root / COOKIE_DIR).mkdir(exist_ok=True)
         except OSError as exc:  # queries cannot ask us to catch up; recording goes on
             log.warning("cannot create %s: %s; queries will not wait for the daemon",
                         self.root / COOKIE_DIR, exc.strerror or exc)

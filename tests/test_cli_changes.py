@@ -96,7 +96,9 @@ def test_never_indexed_tree_has_no_changes_and_stays_clean(tmp_path: Path) -> No
     result = CliRunner().invoke(cli, ["changes", "--root", str(tmp_path), "--json"],
                                 env={"SYMDIFF_DB": None})
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == []
+    assert json.loads(result.stdout) == []
+    assert result.stderr == (f"symdiff: nothing indexed under {tmp_path}: run `symdiff watch` "
+                             "or `symdiff index` there first\n")
     assert not (tmp_path / ".symdiff").exists()
 
 
@@ -158,3 +160,66 @@ def test_a_script_reads_a_busy_history_page_by_page(tmp_path: Path) -> None:
     assert symdiff(tmp_path, "index").returncode == 0
     [latest] = json.loads(symdiff(tmp_path, "changes", "--json", "--reader", "r").stdout)
     assert latest["path"] == "m000.py"
+
+
+def test_without_a_daemon_the_answer_says_up_to_when_and_refresh_catches_up(
+        tmp_path: Path) -> None:  # fmt: skip
+    from symdiff.display import when
+
+    (tmp_path / "app.py").write_text("def f():\n    return 1\n")
+    fresh = symdiff(tmp_path, "changes", "--json", "--refresh")
+    assert fresh.returncode == 0 and json.loads(fresh.stdout) == []
+    assert fresh.stderr == (f"symdiff: took the baseline of 1 file under {tmp_path}: what "
+                            "changes from now on shows once recorded (`symdiff watch`, or "
+                            "--refresh)\n")
+    (tmp_path / "app.py").write_text("def f():\n    return 2\n")
+    assert symdiff(tmp_path, "index").returncode == 0
+    (tmp_path / "app.py").write_text("def f(x):\n    return 2\n")  # nobody records this one
+    proc = symdiff(tmp_path, "changes", "--json")
+    [record] = json.loads(proc.stdout)  # stdout holds the JSON and nothing else
+    assert proc.stderr == (f"symdiff: no daemon watches {tmp_path}: this is what was recorded "
+                           f"up to {when(record['timestamp'])}; run `symdiff watch` to keep it "
+                           "current, or add --refresh\n")
+    proc = symdiff(tmp_path, "changes", "--json", "--refresh")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert [s["change_type"] for r in json.loads(proc.stdout) for s in r["symbols"]] == [
+        "signature_changed", "modified"]
+
+
+def test_refresh_checks_the_arguments_before_it_writes(tmp_path: Path) -> None:
+    proc = symdiff(tmp_path, "changes", "--refresh", "--since", "7d")
+    assert proc.returncode == 2 and "unknown unit" in proc.stderr
+    assert not (tmp_path / ".symdiff").exists()
+
+
+def test_a_hint_when_the_scope_hid_records(tree: Path) -> None:
+    proc = symdiff(tree, "changes")
+    assert "symdiff: 1 test change hidden: --scope all shows them\n" in proc.stderr
+    assert "hidden" not in symdiff(tree, "changes", "--scope", "all").stderr
+    assert "1 impl change hidden" in symdiff(tree, "changes", "--scope", "test").stderr
+    assert "hidden" not in symdiff(tree, "changes", "--limit", "1").stderr  # a full answer
+
+
+@pytest.mark.parametrize("limit", ["1000", "0", "ten"])
+def test_a_limit_outside_1_to_500_is_named_on_stderr(tree: Path, limit: str) -> None:
+    proc = symdiff(tree, "changes", "--json", "--limit", limit)
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)) == 1
+    assert (f"symdiff: --limit is a whole number from 1 to 500, got '{limit}': showing at most "
+            "50; page on with --cursor\n") in proc.stderr
+    assert "--limit" not in symdiff(tree, "changes", "--json", "--limit", "500").stderr
+
+
+def test_asked_from_a_subdirectory_the_workspace_answers(tree: Path) -> None:
+    proc = symdiff(tree / "tests", "changes", "--json", "--scope", "all")
+    assert proc.returncode == 0, proc.stderr
+    assert {r["path"] for r in json.loads(proc.stdout)} == {"app.py", "tests/test_app.py"}
+    status = json.loads(symdiff(tree / "tests", "status", "--json").stdout)
+    assert status["root"] == str(tree) and status["changes"] == 2
+
+
+def test_a_never_indexed_folder_says_so_and_prints_no_table(tmp_path: Path) -> None:
+    proc = symdiff(tmp_path, "changes")
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert proc.stderr == (f"symdiff: nothing indexed under {tmp_path}: run `symdiff watch` or "
+                           "`symdiff index` there first\n")
+    assert not (tmp_path / ".symdiff").exists()

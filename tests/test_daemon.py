@@ -68,7 +68,7 @@ def wait_for(cond: Callable[[], bool], timeout: float = 20) -> None:
 
 
 @contextmanager
-def daemon_thread(settings: Settings, **kw: float) -> Iterator[Daemon]:
+def daemon_thread(settings: Settings, **kw: Any) -> Iterator[Daemon]:
     """The daemon in-process on a thread; stopped (and its errors raised) on exit."""
     d = Daemon(settings, **kw)
     errors: list[BaseException] = []
@@ -252,11 +252,62 @@ def test_one_daemon_per_workspace_and_status(root: Path) -> None:
         out = CliRunner().invoke(cli, ["status", str(root), "--db", s.db_url],
                                  env={"SYMDIFF_HOST": "testhost"})
         assert out.exit_code == 0 and f"pid {os.getpid()}" in out.output
-        assert "1 changes recorded" in out.output
+        assert "1 change recorded" in out.output
     assert running(root) is None
     assert status(s)["running"] is False
     out = CliRunner().invoke(cli, ["status", str(root), "--json"], env={"SYMDIFF_HOST": "testhost"})
     assert json.loads(out.output)["running"] is False and json.loads(out.output)["changes"] == 1
+
+
+def test_the_start_pass_writes_its_progress_to_the_status_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import symdiff.daemon as daemon_module
+
+    for i in range(600):
+        (root / "pkg" / f"m{i}.py").write_text(f"x = {i}\n")
+    monkeypatch.setattr(daemon_module, "PROGRESS_EVERY_S", 0.0)
+    seen: list[object] = []
+    real = Daemon._write_status
+
+    def spy(self: Daemon, *, running: bool) -> None:
+        real(self, running=running)
+        seen.append(json.loads((root / ".symdiff" / "daemon.json").read_text())["progress"])
+
+    monkeypatch.setattr(Daemon, "_write_status", spy)
+    s = make_settings(root)
+    with daemon_thread(s) as d:
+        assert d.ready.wait(30)
+        passes = [p for p in seen if p is not None]
+        assert passes[0] == {"pass": "baseline", "done": 0, "total": 0}
+        assert {"pass": "baseline", "done": 256, "total": 603} in passes
+        assert passes[-1] == {"pass": "baseline", "done": 603, "total": 603}
+        assert seen[-1] is None  # written again once the pass is over
+    seen.clear()
+    with daemon_thread(s) as d:  # every later start: a reconcile, not a baseline
+        assert d.ready.wait(30)
+        assert {"pass": "reconcile", "done": 0, "total": 0} in seen and seen[-1] is None
+
+
+def test_the_changes_are_shown_and_a_failing_display_never_stops_recording(
+    root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    shown: list[list[str]] = []
+
+    def show(changes: Any) -> None:
+        shown.append([c.path for c in changes])
+        raise BrokenPipeError(32, "Broken pipe")  # `symdiff watch | head -1`, say
+
+    s = make_settings(root)
+    with daemon_thread(s, on_changes=show):
+        (root / "main.py").write_text("def main():\n    return 2\n")
+        assert settled(s) == Counter({("modify", "main.py", None): 1})
+        (root / "pkg" / "util.py").write_text("def helper(x):\n    return 2\n")
+        assert settled(s) == Counter({("modify", "main.py", None): 1,
+                                      ("modify", "pkg/util.py", None): 1})
+    assert shown == [["main.py"]]  # once: then no more calls
+    assert "cannot show changes any more (BrokenPipeError: [Errno 32] Broken pipe); " \
+           "recording goes on" in caplog.text
 
 
 def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None:
@@ -295,12 +346,20 @@ def test_sync_times_out_when_the_daemon_cannot_keep_up(root: Path) -> None:
 # -- as a real process: signals and kill -9 ---------------------------------------------------
 
 
+def _start_pass_done(root: Path) -> bool:
+    """The status file says the start pass is over (while it runs, `progress` is set)."""
+    try:
+        return json.loads((root / ".symdiff" / "daemon.json").read_text()).get("progress") is None
+    except (OSError, ValueError):
+        return False
+
+
 def _spawn(root: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SYMDIFF_SETTLE_MS": "20", "SYMDIFF_HOST": "testhost"}
     p = subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(root), "-q"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_for(lambda: (running(root) is not None and
-             (root / ".symdiff" / "daemon.json").exists()) or p.poll() is not None, timeout=30)
+    wait_for(lambda: (running(root) is not None and _start_pass_done(root))
+             or p.poll() is not None, timeout=30)
     assert p.poll() is None, p.communicate()
     return p
 
@@ -498,7 +557,7 @@ def test_a_reconcile_that_keeps_failing_shows_in_status(root: Path, pg_url: str)
         assert settled(s) == Counter({("modify", "main.py", None): 1})
         out = CliRunner().invoke(cli, ["status", str(root), "--db", pg_url], env=env)
         assert out.exit_code == 0 and "warning" not in out.output
-        assert "1 changes recorded" in out.output
+        assert "1 change recorded" in out.output
 
 
 def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
@@ -585,8 +644,9 @@ def _started(s: Settings, pid: int) -> bool:
     holder = running(s.root)
     if holder is None or holder.get("pid") != pid:
         return False
-    with contextlib.suppress(OSError, ValueError):  # written after the start pass
-        return bool(json.loads((s.root / ".symdiff" / "daemon.json").read_text())["pid"] == pid)
+    with contextlib.suppress(OSError, ValueError):  # `progress` is null after the start pass
+        state = json.loads((s.root / ".symdiff" / "daemon.json").read_text())
+        return bool(state["pid"] == pid and state.get("progress") is None)
     if not s.db_url.startswith("postgresql"):
         return False  # (opening SQLite while the daemon creates it could fail either side)
     with Store(s.db_url) as store:  # no status file where `.symdiff/` is read-only

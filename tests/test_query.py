@@ -281,6 +281,87 @@ def test_include_patch_for_a_rename(store: Store, root: Path) -> None:
     assert not (root / "old.py").exists()
 
 
+def test_git_patches_are_relative_and_plain_git_apply_takes_them(store: Store,
+                                                                root: Path) -> None:
+    """A person's patches: `a/` `b/` and paths relative to the root, as `git diff` writes them,
+    beside ACP objects that keep their absolute paths."""
+    ws = store.ensure_workspace(str(root), HOST)
+    old = b"def f():\n    return 1\n"
+    new = b"def f():\n    return 2\n"
+    add_change(store, ws.id, "pkg/mod.py", ago=timedelta(minutes=4), old=old, new=new)
+    add_change(store, ws.id, "pkg/new.py", ago=timedelta(minutes=3), kind=ChangeType.ADD,
+               new=b"x = 1\n")
+    add_change(store, ws.id, "pkg/gone.py", ago=timedelta(minutes=2), kind=ChangeType.DELETE,
+               old=b"y = 2\n")
+    add_change(store, ws.id, "b.py", ago=timedelta(minutes=1), kind=ChangeType.RENAME,
+               old=b"a = 1\n", new=b"a = 1\nb = 2\n", old_path="a.py")
+    settings = Settings(root=root, db_url="sqlite://", host=HOST)
+    answer = diff(settings, DiffQuery(include_patch=True), store=store, now=NOW,
+                  git_patches=True)
+    assert len(answer.patches) == len(answer.records) == 4
+    assert answer.patches[0].startswith("diff --git a/a.py b/b.py\n")
+    assert "--- a/pkg/mod.py\n+++ b/pkg/mod.py\n" in answer.patches[3]
+    assert all(str(root) not in p for p in answer.patches)
+    assert answer.records[3]["acp"]["patch"]["text"].startswith(  # type: ignore[index]
+        f"diff --git {root}/pkg/mod.py ")
+    assert diff(settings, DiffQuery(), store=store, now=NOW).patches == ()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "mod.py").write_bytes(old)
+    (root / "pkg" / "gone.py").write_bytes(b"y = 2\n")
+    (root / "a.py").write_bytes(b"a = 1\n")
+    subprocess.run(["git", "apply", "-"], cwd=root, check=True, capture_output=True,
+                   input="".join(reversed(answer.patches)).encode())  # oldest first
+    assert (root / "pkg" / "mod.py").read_bytes() == new
+    assert (root / "pkg" / "new.py").read_bytes() == b"x = 1\n"
+    assert not (root / "pkg" / "gone.py").exists() and not (root / "a.py").exists()
+    assert (root / "b.py").read_bytes() == b"a = 1\nb = 2\n"
+
+
+def test_explain_counts_what_the_scope_hid_with_the_other_filters(store: Store,
+                                                                 root: Path) -> None:
+    ws = store.ensure_workspace(str(root), HOST)
+    for path, minutes, scope in [("a.py", 1, Scope.IMPL), ("tests/t1.py", 2, Scope.TEST),
+                                 ("tests/t2.py", 3, Scope.TEST), ("tests/old.py", 3000,
+                                                                  Scope.TEST)]:
+        add_change(store, ws.id, path, ago=timedelta(minutes=minutes), scope=scope)
+    settings = Settings(root=root, db_url="sqlite://", host=HOST)
+
+    def ask(**kwargs: object) -> int:
+        answer = diff(settings, DiffQuery(**kwargs), store=store, now=NOW,  # type: ignore[arg-type]
+                      explain=True)
+        return answer.hidden
+
+    assert ask() == 2  # the old one is outside the window
+    assert ask(since="72h") == 3
+    assert ask(path="tests/t1.py") == 1
+    assert ask(scope="test") == 1
+    assert ask(scope="all") == 0
+    assert ask(limit=1) == 0  # a full answer: not counted
+    assert diff(settings, DiffQuery(), store=store, now=NOW).hidden == 0  # only when asked
+    first = diff(settings, DiffQuery(scope="all", limit=2), store=store, now=NOW)
+    assert ask(cursor=first.cursor) == 0  # nothing after it
+    add_change(store, ws.id, "tests/t3.py", ago=timedelta(seconds=1), scope=Scope.TEST)
+    assert ask(cursor=first.cursor) == 1
+
+
+def test_explain_says_up_to_when_an_unwatched_index_is_current(store: Store, root: Path) -> None:
+    settings = Settings(root=root, db_url="sqlite://", host=HOST)
+    answer = diff(settings, DiffQuery(), store=store, now=NOW, explain=True)
+    assert not answer.indexed and not answer.watched and answer.recorded_until is None
+    ws = store.ensure_workspace(str(root), HOST)
+    answer = diff(settings, DiffQuery(), store=store, now=NOW, explain=True)
+    assert answer.indexed and answer.recorded_until is None  # indexed, nothing recorded yet
+    add_change(store, ws.id, "tests/t.py", ago=timedelta(hours=30), scope=Scope.TEST)
+    answer = diff(settings, DiffQuery(), store=store, now=NOW, explain=True)
+    assert answer.recorded_until == "2026-11-21T06:00:00.123456Z"  # any scope, any age
+    (root / ".symdiff").mkdir()
+    (root / ".symdiff" / "daemon.json").write_text(
+        '{"last_reconcile": "2026-11-22T11:00:00.000000Z"}')  # a daemon that ran since
+    answer = diff(settings, DiffQuery(), store=store, now=NOW, explain=True)
+    assert answer.recorded_until == "2026-11-22T11:00:00.000000Z"
+
+
 def test_settings_source_never_creates_a_database(tmp_path: Path, root: Path) -> None:
     settings = Settings.resolve(root, host=HOST)
     assert diff(settings).records == []

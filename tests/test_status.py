@@ -66,7 +66,7 @@ def test_a_state_dir_that_is_not_writable(tmp_path: Path) -> None:
     assert index.stderr.startswith("symdiff: store_error: ")
     assert status.returncode in (0, 1) and "Traceback" not in status.stderr
     if status.returncode == 0:  # the database could be read: the count is right
-        assert status.stdout.endswith("1 changes recorded\n")
+        assert "baseline done; 1 change recorded, the newest at " in status.stdout
     else:  # it could not: the reason, not "not indexed yet"
         assert status.stderr.startswith("symdiff: store_error: ")
         assert "not indexed yet" not in status.stdout
@@ -82,3 +82,42 @@ def test_a_root_that_is_not_utf8_is_refused_clearly(tmp_path: Path) -> None:
         assert out.returncode == 1, out.stderr
         assert out.stderr == (f"symdiff: tool_failed: the workspace root {tmp_path}/ws\\xff is "
                               "not valid UTF-8; symdiff cannot index it\n")
+
+
+def test_status_says_baseline_newest_record_and_database(tmp_path: Path) -> None:
+    root = _indexed(tmp_path)
+    info = json.loads(symdiff("status", str(root), "--json", env=ENV).stdout)
+    assert info["baseline_done"] is True and info["changes"] == 1
+    assert info["newest_record"].endswith("Z") and info["progress"] is None
+    db = root / ".symdiff" / "index.db"
+    assert info["database"] == str(db)
+    assert info["database_bytes"] >= db.stat().st_size > 0
+    from symdiff.display import size, when
+
+    out = symdiff("status", str(root), env=ENV)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout == (f"no daemon watches {root}\n"
+                          f"baseline done; 1 change recorded, the newest at "
+                          f"{when(info['newest_record'])}\n"
+                          f"database {db} ({size(info['database_bytes'])})\n")
+
+
+def test_status_shows_the_start_pass_progress_of_a_live_daemon(tmp_path: Path) -> None:
+    """What the daemon writes while its start pass runs; a dead daemon's is not shown."""
+    from symdiff.lock import workspace_lock
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".symdiff").mkdir()
+    (root / ".symdiff" / "daemon.json").write_text(json.dumps({
+        "pid": 1, "running": True, "last_reconcile": None,
+        "progress": {"pass": "baseline", "done": 256, "total": 600}}))
+    with workspace_lock(root, "testhost"):
+        out = symdiff("status", str(root), env=ENV)
+        info = json.loads(symdiff("status", str(root), "--json", env=ENV).stdout)
+    assert "baseline in progress: 256/600 files read\nnot indexed yet\n" in out.stdout
+    assert "last reconcile not yet" in out.stdout
+    assert info["progress"] == {"pass": "baseline", "done": 256, "total": 600}
+    out = symdiff("status", str(root), env=ENV)  # the daemon died mid-pass
+    assert "in progress" not in out.stdout
+    assert json.loads(symdiff("status", str(root), "--json", env=ENV).stdout)["progress"] is None

@@ -247,6 +247,24 @@ def select_page(conn: Connection, f: ChangeFilter) -> Page:
     )
 
 
+def count_matching(conn: Connection, f: ChangeFilter) -> int:
+    """How many changes a filter selects, its limit aside (one `COUNT`)."""
+    c = t.changes.c
+    q = select(func.count()).select_from(t.changes).where(c.ts_us >= f.since_us, *_where(f))
+    if f.after is not None:
+        q = q.where(_after(f.after, conn.dialect.name), c.txid < _stable_bound(conn))
+    return int(conn.execute(q).scalar_one())
+
+
+def newest_us(conn: Connection, workspace_ids: Sequence[int] | None) -> int | None:
+    """The timestamp of the newest change in some workspaces (None: every one); None if none."""
+    q = select(func.max(t.changes.c.ts_us))
+    if workspace_ids is not None:
+        q = q.where(t.changes.c.workspace_id.in_(list(workspace_ids)))
+    value = conn.execute(q).scalar_one()
+    return None if value is None else int(value)
+
+
 def select_changes(conn: Connection, f: ChangeFilter) -> list[StoredChange]:
     """The changes a filter selects (see `select_page`)."""
     return select_page(conn, f).changes

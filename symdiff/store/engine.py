@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Engine, create_engine, delete, event, select
 from sqlalchemy.pool import StaticPool
 
 from symdiff.errors import StoreError
+from symdiff.statedir import ensure_state_dir
 from symdiff.store import tables as t
 
 
@@ -61,7 +62,7 @@ def make_engine(url: str, *, read_only: bool = False) -> Engine:
         if not memory and url.startswith("sqlite:///") and not read_only:
             folder = Path(url.removeprefix("sqlite:///").split("?", 1)[0]).parent
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                ensure_state_dir(folder)
             except OSError as exc:
                 raise StoreError(f"cannot create the database folder {folder}: {exc}") from exc
         kwargs: dict[str, Any] = {"poolclass": StaticPool} if memory else {}

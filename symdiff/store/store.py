@@ -7,6 +7,7 @@ share the connection rules (`_read`, `_write`) and the one place errors become S
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,7 +26,9 @@ from symdiff.store.changes import (
     ChangeFilter,
     Page,
     StoredChange,
+    count_matching,
     insert_change,
+    newest_us,
     select_page,
     to_file_change,
 )
@@ -64,7 +67,7 @@ class Mutation:
     change: FileChange | None = None
 
 
-def _without_password(url: str) -> str:
+def without_password(url: str) -> str:
     """A database URL fit for messages and logs."""
     try:
         return make_url(url).render_as_string(hide_password=True)
@@ -92,7 +95,7 @@ class Store:
     """
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
-        self.safe_url = _without_password(url)
+        self.safe_url = without_password(url)
         try:
             self.engine = make_engine(url, read_only=read_only)
             with self.engine.connect() as conn:
@@ -104,6 +107,21 @@ class Store:
                 f"cannot open database {self.safe_url}: {exc.__class__.__name__}: "
                 f"{str(exc).splitlines()[0]}"
             ) from exc
+
+    def size_bytes(self) -> int | None:
+        """How much room the database takes: a SQLite file with its WAL, a PostgreSQL
+        database's size; None where that cannot be told."""
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite":
+            path = (url.database or "").removeprefix("file:")
+            if not path or path == ":memory:":
+                return None
+            return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+        if url.get_backend_name() != "postgresql":
+            return None
+        with self._read() as conn:
+            return int(conn.execute(select(func.pg_database_size(func.current_database())))
+                       .scalar_one())
 
     def revision(self) -> str | None:
         """The schema revision the database is at."""
@@ -319,6 +337,16 @@ class Store:
         """The changes a filter selects, whether more remain, and where a cursor continues."""
         with self._read() as conn:
             return select_page(conn, f)
+
+    def count(self, f: ChangeFilter) -> int:
+        """How many changes a filter selects, its limit aside."""
+        with self._read() as conn:
+            return count_matching(conn, f)
+
+    def newest_us(self, workspace_ids: Sequence[int] | None) -> int | None:
+        """When the newest change of some workspaces (None: all) was observed; None if none."""
+        with self._read() as conn:
+            return newest_us(conn, workspace_ids)
 
     # -- named readers and edit intents ----------------------------------------------------
 

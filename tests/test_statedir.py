@@ -1,0 +1,58 @@
+"""`.symdiff/` never shows in the user's `git status`: its creator writes its `.gitignore`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import git
+
+from symdiff.lock import workspace_lock
+from symdiff.statedir import GITIGNORE, ensure_state_dir
+
+
+def _symdiff(root: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMDIFF_")}
+    subprocess.run([sys.executable, "-m", "symdiff", *args], cwd=root, env=env, check=True,
+                   capture_output=True, timeout=120)
+
+
+def test_index_leaves_git_status_clean(repo: Path) -> None:
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "a.py")
+    git(repo, "commit", "-qm", "a")
+    _symdiff(repo, "index")
+    assert (repo / ".symdiff" / ".gitignore").read_text() == GITIGNORE
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(repo, "check-ignore", ".symdiff/index.db", ".symdiff/.gitignore").split() == [
+        ".symdiff/index.db", ".symdiff/.gitignore"]
+
+
+def test_every_creator_writes_it(tmp_path: Path) -> None:
+    """The lock (a daemon's start) and the database folder each make `.symdiff/` in one helper;
+    a workspace an older symdiff made gains the file at the next start; another folder does
+    not (a `--db` elsewhere)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    with workspace_lock(root, "h"):
+        pass
+    assert (root / ".symdiff" / ".gitignore").read_text() == GITIGNORE
+    (root / ".symdiff" / ".gitignore").unlink()
+    with workspace_lock(root, "h"):
+        pass
+    assert (root / ".symdiff" / ".gitignore").exists()
+    other = ensure_state_dir(tmp_path / "db" / "here")
+    assert other.is_dir() and not (other / ".gitignore").exists()
+    (tmp_path / "fresh").mkdir()
+    _symdiff(tmp_path / "fresh", "db", "upgrade")
+    assert (tmp_path / "fresh" / ".symdiff" / ".gitignore").read_text() == GITIGNORE
+
+
+def test_a_user_edited_gitignore_is_left_alone(tmp_path: Path) -> None:
+    state = tmp_path / ".symdiff"
+    state.mkdir()
+    (state / ".gitignore").write_text("index.db\n")
+    ensure_state_dir(state)
+    assert (state / ".gitignore").read_text() == "index.db\n"
