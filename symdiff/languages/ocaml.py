@@ -1,8 +1,9 @@
 """OCaml (`.ml` and `.mli`): functions, modules, module types, classes, methods, types.
 
-A `let` binding is a function when it takes parameters or is bound to `fun`/`function`; other
-values are left out like other languages' variables. Local `let … in` functions are qualified by
-the function they are in, as Python's nested functions are.
+A `let` binding is a function when it takes parameters, is bound to `fun`/`function`, or names an
+operator (`let ( >>= ) = Lwt.bind`); other values are left out like other languages' variables.
+Local `let … in` functions are qualified by the function they are in, as Python's nested
+functions are.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ def _let(node: Node, scope: Enclosing) -> Def | None:
     if name is None or name.type not in _NAMES or body is None:
         return None
     params = any(c.type == "parameter" for c in node.named_children)
-    if not params and body.type not in ("fun_expression", "function_expression"):
-        return None
+    functional = body.type in ("fun_expression", "function_expression")
+    if not params and not functional and name.type != "parenthesized_operator":
+        return None  # a value; but an operator (`let ( >>= ) = Lwt.bind`) is always a function
     if body.type == "fun_expression":
         body = body.child_by_field_name("body") or body
     kind = "method" if scope.kind == "class" else "function"
