@@ -5,6 +5,8 @@ finds on the same line (between a symbol's start line and the end of its header)
 Run: .venv/bin/python benchmarks/symbol_recall.py [--files N] [--misses K] [LANGUAGE ...]
 Corpora that this machine must download (Debian packages, npm tarballs, a PyPI sdist) are
 fetched once into benchmarks/.cache/recall; an unreachable one falls back to the golden sample.
+Languages no registry here ships as source (Elixir, Haskell, R, Julia, Objective-C) are measured
+on a checkout: `--tree elixir=DIR` takes every .ex/.exs file under DIR (tests left out).
 """
 
 from __future__ import annotations
