@@ -79,9 +79,17 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
             "changes": [of_change(c) for c in report.changes],
         }, indent=2))
         return
-    what = "baseline of" if report.baseline else "reconciled"
-    click.echo(f"{what} {report.scanned} files in {report.seconds:.2f}s: "
-               f"{len(report.changes)} changes recorded, {len(report.skipped)} skipped")
+    if report.baseline:
+        click.echo(f"baseline of {_count(report.scanned, 'file')} taken in "
+                   f"{report.seconds:.2f}s ({len(report.skipped)} skipped): later changes are "
+                   "recorded against it")
+        return
+    click.echo(f"reconciled {_count(report.scanned, 'file')} in {report.seconds:.2f}s: "
+               f"{_count(len(report.changes), 'change')} recorded, {len(report.skipped)} skipped")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 @cli.command("watch")
