@@ -168,3 +168,13 @@ def test_edit_of_the_sample_is_attributed(
     after = before.replace(old.encode(), new.encode())
     got = [(c.name, c.change_type) for c in symbol_changes(language, before, after)]
     assert got == expected
+
+
+def test_perl_shift_style_unpacking_is_the_parameter_list() -> None:
+    old = b"sub new {\n    my $class = shift;\n    my %args = @_;\n    return bless {%args};\n}\n"
+    new = old.replace(b"my %args = @_;", b"my ($name, %args) = @_;")
+    body = old.replace(b"bless {%args}", b"bless {%args, n => 1}")
+    assert [(c.name, c.change_type) for c in symbol_changes("perl", old, new)] == [("new", SIG)]
+    assert [(c.name, c.change_type) for c in symbol_changes("perl", old, body)] == [
+        ("new", MODIFIED)
+    ]

@@ -13,8 +13,11 @@ from tree_sitter import Node
 from symdiff.languages.engine import Def, Enclosing, Family, field_def, join_with, text
 
 _sub = field_def("function")
-# A sub's parameters, the classic way: leading `my ($a, $b) = @_;` / `my $self = shift;`.
-_UNPACK = re.compile(rb"my\s*(\([^()]*\)\s*=\s*@_|\$\w+\s*=\s*shift\b(\s*@_)?)\s*;?")
+# A sub's parameters, the classic way: leading `my ($a, $b) = @_;`, `my $self = shift;`,
+# `my %args = @_;`.
+_UNPACK = re.compile(
+    rb"my\s*(\([^()]*\)\s*=\s*@_|[$@%]\w+\s*=\s*(shift\b(\s*(\(\s*@_\s*\)|@_))?|@_))\s*;?"
+)
 
 
 def _subroutine(node: Node, scope: Enclosing) -> Def | None:
