@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from symdiff.attribute import symbol_changes
+from symdiff.extract import extract
 from symdiff.model import SymbolChangeType
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
@@ -178,3 +179,16 @@ def test_perl_shift_style_unpacking_is_the_parameter_list() -> None:
     assert [(c.name, c.change_type) for c in symbol_changes("perl", old, body)] == [
         ("new", MODIFIED)
     ]
+
+
+def test_objc_availability_macros_do_not_hide_declarations() -> None:
+    source = (
+        b"typedef void (^Done)(NSError *error) AF_API_AVAILABLE(ios(10), macosx(10.12));\n"
+        b"@interface Loader : NSObject\n"
+        b"- (instancetype)init NS_UNAVAILABLE;\n"
+        b"- (void)load:(NSURL *)url NS_SWIFT_NAME(load(url:));\n"
+        b"@end\n"
+    )
+    got = {s.name: s.signature for s in extract("objc", source)}
+    assert got["Loader.load:"] == "-(void):(NSURL*)url NS_SWIFT_NAME(load(url:));"
+    assert "Loader.init" in got

@@ -19,11 +19,11 @@ import re
 from collections.abc import Callable
 
 # A parenthesised group nested up to three deep.
-_GROUP = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+GROUP = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 # After a parameter list's `)`: a run of reserved identifiers, each maybe with an argument group,
 # up to the `;` or `{` that ends the declaration (`__THROW __nonnull ((1)) __wur`).
 _TRAILING = re.compile(
-    rb"(?<=\))((?:\s*(?<!\w)(?:__\w+|_[A-Z]\w*)\b(?:\s*" + _GROUP + rb")?)+)(?=\s*[;{])"
+    rb"(?<=\))((?:\s*(?<!\w)(?:__\w+|_[A-Z]\w*)\b(?:\s*" + GROUP + rb")?)+)(?=\s*[;{])"
 )
 # A line holding nothing but a macro that opens or closes an `extern "C"` block or a namespace
 # (`__BEGIN_DECLS`, `G_END_DECLS`, `_GLIBCXX_BEGIN_NAMESPACE_VERSION`). Other lone macros
@@ -34,9 +34,9 @@ _DECLS = re.compile(
     re.MULTILINE,
 )
 # A reserved macro between a namespace's name and its `{`: `namespace std _GLIBCXX_VISIBILITY(x)`.
-_NAMESPACE = re.compile(rb"(?<=\bnamespace)(\s+\w+)(\s+_[A-Z_]\w*\s*" + _GROUP + rb")?")
+_NAMESPACE = re.compile(rb"(?<=\bnamespace)(\s+\w+)(\s+_[A-Z_]\w*\s*" + GROUP + rb")?")
 # K&R-compatibility wrappers around a parameter list: `OF((int a))` is `(int a)`.
-_KR = re.compile(rb"\b(?:OF|Z_ARG|_PROTO|__P|PARAMS|_ARGS)\s*\((" + _GROUP + rb")\)")
+_KR = re.compile(rb"\b(?:OF|Z_ARG|_PROTO|__P|PARAMS|_ARGS)\s*\((" + GROUP + rb")\)")
 # Export macros that stand before or between a declaration's specifiers.
 _EXPORTS = re.compile(rb"\b(?:ZEXTERN|ZEXPORT|ZEXPORTVA)\b")
 _TRIGGERS = (b"_", b"((", b"ZEXTERN", b"ZEXPORT")

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
-from symdiff.languages import cfamily
+from symdiff.languages import cfamily, cmacros
 from symdiff.languages.engine import Def, Enclosing, Family, Handler, join_with, text
 
 BODIES = frozenset({"compound_statement"})
@@ -15,6 +17,23 @@ HEADER = frozenset(
     {"identifier", "type_identifier", "parameterized_arguments", "protocol_reference_list",
      "protocol_qualifiers", "comment"}
 )  # fmt: skip
+
+
+# Availability and Swift-bridging macros after a declaration, before its `;` or `{`:
+# `- (instancetype)init NS_UNAVAILABLE;`, `… (NSError *error) API_AVAILABLE(ios(10));`,
+# `typedef void (^Block)(id x) AF_API_AVAILABLE(macosx(10.12));` — upper-case names with an `_`.
+_ANNOTATIONS = re.compile(
+    rb"(?<=[\w)\]])((?:[ \t]+[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b(?:\s*" + cmacros.GROUP + rb")?)+)"
+    rb"(?=\s*[;{])"
+)
+
+
+def mask(source: bytes) -> bytes:
+    """C's macro mask, and Objective-C's availability macros blanked (same length and lines)."""
+    masked = cmacros.mask(source)
+    if b"_" not in masked:
+        return masked
+    return _ANNOTATIONS.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), masked)
 
 
 def _container(kind: str) -> Handler:
@@ -55,5 +74,5 @@ FAMILY = Family(
         "method_declaration": _method,
     },
     join=join_with("."),
-    mask=cfamily.FAMILY.mask,
+    mask=mask,
 )
