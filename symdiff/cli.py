@@ -62,6 +62,7 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
     from symdiff.api import index
     from symdiff.indexer import check_root
 
+    _log_as_notes()
     settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns)
     try:
         check_root(settings)  # before the database URL, which holds the root, is parsed
@@ -287,6 +288,7 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     from symdiff.query import DiffQuery, diff
     from symdiff.queryargs import parse
 
+    _log_as_notes()
     settings = Settings.resolve(root, db=db, nearest=True)
     if against is not None:
         _changes_against(settings, against, scope=scope, limit=limit, paths=paths,
@@ -315,6 +317,15 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     if result.more and not envelope:
         click.echo(f"symdiff: more records match; continue with --cursor {result.cursor}",
                    err=True)  # fmt: skip
+
+
+def _log_as_notes() -> None:
+    """The library's warnings as `symdiff: warning: …` lines on stderr, like every note; the
+    read-your-writes one is left to the stale note, which says more."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("symdiff: warning: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    logging.getLogger("symdiff.sync").setLevel(logging.ERROR)
 
 
 def _refresh(settings: Settings) -> Report | None:
@@ -545,6 +556,18 @@ def history_import_cmd(root: str | None, db: str | None, test_patterns: tuple[st
     else:
         click.echo(f"{report.commits} commits: recorded {report.recorded} changes, "
                    f"{report.already} already in the index")
+
+
+def _symbol_commands() -> None:
+    """`log`, `show` and `restore` live in symdiff.cli_symbols (they use `fail` and the options
+    above, so they are added once this module is loaded)."""
+    from symdiff.cli_symbols import log_cmd, restore_cmd, show_cmd
+
+    for command in (log_cmd, show_cmd, restore_cmd):
+        cli.add_command(command)
+
+
+_symbol_commands()
 
 
 def main() -> None:

@@ -245,6 +245,20 @@ def patch_text(text: str) -> Text:
     return out
 
 
+def _start_pass(root: Path) -> str | None:
+    """Why a daemon does not answer yet, when it is still making its start pass."""
+    from symdiff.status import daemon_report
+
+    progress = daemon_report(root).get("progress")
+    if not isinstance(progress, dict):
+        return None
+    what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"
+    done, total = progress.get("done"), progress.get("total")
+    count = f"{done}/{total} files read" if total else "walking the tree"
+    return (f"the daemon watching {root} is still making its {what} ({count}); the answer "
+            "may miss changes until it is done (`symdiff status` shows its progress)")
+
+
 def changes_notes(answer: Answer, *, root: Path, scope: str, limit: str,
                   refreshed: Report | None, own: bool) -> list[str]:  # fmt: skip
     """What `symdiff changes` says on stderr beside its answer, so that nothing surprises.
@@ -260,7 +274,7 @@ def changes_notes(answer: Answer, *, root: Path, scope: str, limit: str,
         notes.append(f"--limit is a whole number from 1 to {MAX_LIMIT}, got {limit!r}: "
                      f"showing at most {normalize_limit(limit)}; page on with --cursor")
     if answer.stale:
-        notes.append(f"warning: {STALE_WARNING}")
+        notes.append(f"warning: {_start_pass(workspace_root(root)) or STALE_WARNING}")
     if own and not answer.indexed:
         notes.append(f"nothing indexed under {root}: run `symdiff watch` or `symdiff index` "
                      "there first")

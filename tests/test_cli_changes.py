@@ -223,3 +223,21 @@ def test_a_never_indexed_folder_says_so_and_prints_no_table(tmp_path: Path) -> N
     assert proc.stderr == (f"symdiff: nothing indexed under {tmp_path}: run `symdiff watch` or "
                            "`symdiff index` there first\n")
     assert not (tmp_path / ".symdiff").exists()
+
+
+def test_a_daemon_still_making_its_baseline_says_so(tmp_path: Path) -> None:
+    from symdiff.config import Settings
+    from symdiff.lock import workspace_lock
+    from symdiff.sync import COOKIE_DIR
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert symdiff(tmp_path, "index").returncode == 0
+    (tmp_path / COOKIE_DIR).mkdir(parents=True)
+    (tmp_path / ".symdiff" / "daemon.json").write_text(json.dumps(
+        {"progress": {"pass": "baseline", "done": 512, "total": 30000}}))
+    with workspace_lock(tmp_path, Settings.resolve(tmp_path).host):  # it answers no cookie
+        proc = symdiff(tmp_path, "changes", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout) == []
+    assert proc.stderr == (f"symdiff: warning: the daemon watching {tmp_path} is still making "
+                           "its baseline (512/30000 files read); the answer may miss changes "
+                           "until it is done (`symdiff status` shows its progress)\n")
