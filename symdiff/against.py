@@ -2,9 +2,9 @@
 
 `git diff REF` with the untracked (not ignored) files taken in, renames found by content
 similarity among all of them: what a commit of the whole work tree would show against REF.
-Read through pygit2 (the tree against the index brought up to the work tree in memory, then
-`find_similar`); nothing is stored,
-and the records are built by `filechange.build_change` like every other record.
+Read through pygit2 (the tree against the index brought up to the work tree in memory), renames
+paired as git pairs them (renames.py); nothing is stored, and the records are built by
+`filechange.build_change` like every other record.
 Decisions (origin, timestamps, paths, what does not apply): docs/against.md.
 """
 
@@ -18,16 +18,18 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, DiffOption
+from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
 from symdiff.blobid import blob_id
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.filechange import build_change
+from symdiff.gitdiff import Delta, file_deltas
 from symdiff.gitstate import Repo, git_info, open_repo, snapshot
 from symdiff.model import ChangeType, FileChange, Origin
 from symdiff.queryargs import DiffQuery, Window, parse
@@ -41,18 +43,6 @@ if TYPE_CHECKING:
 _WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
                   | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
 _TREE_FLAGS = DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE
-# git diff -M: renames (50% similar), exact ones first.
-_FIND = DiffFind.FIND_RENAMES
-_KINDS = {
-    DeltaStatus.ADDED: ChangeType.ADD,
-    DeltaStatus.UNTRACKED: ChangeType.ADD,
-    DeltaStatus.DELETED: ChangeType.DELETE,
-    DeltaStatus.MODIFIED: ChangeType.MODIFY,
-    DeltaStatus.TYPECHANGE: ChangeType.MODIFY,
-    DeltaStatus.CONFLICTED: ChangeType.MODIFY,
-    DeltaStatus.RENAMED: ChangeType.RENAME,
-}
-_LINK = 0o120000
 _GITLINK = 0o160000
 
 
@@ -144,11 +134,16 @@ def changes_against(settings: Settings, ref: str, *, now: datetime | None = None
     origin_info = {"against": base.ref, "commit": base.commit}
     git = git_info(snapshot(repo))
     out = []
-    for kind, old_path, path, old, new in _deltas(handle, repo.workdir, base.commit):
+    for d in _deltas(handle, repo.workdir, base.commit):
+        kind, old, new = d.kind, d.old, d.new
+        if new is None and kind is not ChangeType.DELETE:
+            if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
+                continue
+            kind = ChangeType.DELETE  # a tracked file gone since: what it is now
         old_text = None if old is None or git_binary(old) else old
         new_text = None if new is None or git_binary(new) else new
         change = build_change(
-            kind, path, old_path=old_path if kind is ChangeType.RENAME else None,
+            kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
             old=old_text, new=new_text, timestamp=when, test_patterns=settings.test_patterns,
             old_hash=None if old is None else blob_id(old),
             new_hash=None if new is None else blob_id(new),
@@ -160,53 +155,51 @@ def changes_against(settings: Settings, ref: str, *, now: datetime | None = None
     return out
 
 
-def _deltas(handle: pygit2.Repository, workdir: Path, commit: str
-            ) -> Iterator[tuple[ChangeType, str, str, bytes | None, bytes | None]]:  # fmt: skip
-    """(kind, old path, path, old bytes, new bytes) of each file the work tree changed."""
+def _deltas(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[Delta]:
+    """The file changes from the commit's tree to the work tree, renames paired git's way."""
     tree = handle[commit].peel(pygit2.Tree)
-    # The work tree as `git add -A` would stage it, in this handle's own index, in memory only
-    # (never written): the index's stat cache finds the changed files, only those are hashed.
+    # The work tree as `git add -A` would stage it, in this handle's own index, in memory only:
+    # the index's stat cache finds the files that differ from it, only those are read and
+    # hashed, and their entries get the ids of their bytes. Nothing is written — not the
+    # index, not an object (pygit2's `index.add` would store each file as a loose blob).
+    # An entry may name a blob that is not in the object database (it is only on disk); libgit2
+    # refuses such entries unless told not to check. A process-wide libgit2 option, harmless
+    # here: symdiff never writes a git object.
+    pygit2.settings.enable_strict_object_creation(False)
     index = handle.index
+    read: dict[str, bytes | None] = {}
     try:
         for delta in index.diff_to_workdir(flags=_WORKDIR_FLAGS).deltas:
             path = delta.new_file.path
             if path.endswith("/") or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
                 continue  # a nested repository or a submodule: git add -A leaves them too
-            _stage(index, path, deleted=delta.status == DeltaStatus.DELETED)
+            data = None if delta.status == DeltaStatus.DELETED else _read(workdir / path)
+            read[path] = data
+            _stage(index, path, data, delta.new_file.mode)
         diff = tree.diff_to_index(index, flags=_TREE_FLAGS)
-        diff.find_similar(flags=_FIND)
     except (pygit2.GitError, KeyError, OSError) as exc:
         raise InvalidArgs(f"cannot compare the work tree with {commit[:12]}: {_reason(exc)}"
                           f"{_shallow_hint(handle)}") from None
-    for delta in diff.deltas:
-        kind = _KINDS.get(delta.status)
-        if kind is None or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
-            continue
-        path = delta.new_file.path
-        old = None if kind is ChangeType.ADD else _blob(handle, delta.old_file.id)
-        new = None if kind is ChangeType.DELETE else _read(workdir / path)
-        if kind is not ChangeType.DELETE and new is None:
-            if kind is ChangeType.ADD:  # vanished since the diff: nothing to report
-                continue
-            kind = ChangeType.DELETE
-        yield kind, delta.old_file.path, path, old, new
+
+    def read_new(file: pygit2.DiffFile) -> bytes | None:
+        return read[file.path] if file.path in read else _read(workdir / file.path)
+
+    return file_deltas(diff, read_old=partial(_blob, handle), read_new=read_new)
 
 
-def _stage(index: pygit2.Index, path: str, *, deleted: bool) -> None:
-    """Bring one index entry to the work tree (a file gone meanwhile leaves the index)."""
-    if not deleted:
-        try:
-            index.add(path)
-            return
-        except (pygit2.GitError, KeyError, OSError):
-            pass
-    with contextlib.suppress(pygit2.GitError, KeyError, OSError):
-        index.remove(path)
+def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int) -> None:
+    """Set one in-memory index entry to the file's content now (None: the file is gone)."""
+    if data is None:
+        with contextlib.suppress(pygit2.GitError, KeyError, OSError):
+            index.remove(path)
+        return
+    kind = FileMode(mode) if mode in (FileMode.BLOB_EXECUTABLE, FileMode.LINK) else FileMode.BLOB
+    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=blob_id(data)), kind))
 
 
-def _blob(handle: pygit2.Repository, oid: pygit2.Oid) -> bytes | None:
+def _blob(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
     try:
-        return bytes(handle[oid].read_raw())
+        return bytes(handle[file.id].read_raw())
     except (KeyError, ValueError, pygit2.GitError):
         return None  # a shallow or partial clone without the blob: counted 0/0
 

@@ -1,8 +1,9 @@
 """The history import: the first-parent commits of the current branch → change records.
 
 One record per file per commit, as `git log --first-parent -M --numstat` lists them: the
-commit's tree against its first parent's (the empty tree for a root commit), renames by
-similarity, timestamp = the committer time, `origin: "commit"` with `{sha, author, summary}`.
+commit's tree against its first parent's (the empty tree for a root commit), renames paired
+as git pairs them (renames.py), timestamp = the committer time, `origin: "commit"` with
+`{sha, author, summary}`.
 Records already imported (keyed by sha and path) are not recorded again, so importing twice
 adds nothing and a longer window adds only what is missing. docs/history.md.
 """
@@ -13,22 +14,22 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 import pygit2
-from pygit2.enums import DiffFind, SortMode
+from pygit2.enums import SortMode
 
+from symdiff.blobid import blob_id
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.filechange import build_change
+from symdiff.gitdiff import file_deltas
 from symdiff.gitstate import Repo, open_repo
-from symdiff.model import ChangeType, FileChange, Origin
+from symdiff.model import FileChange, Origin
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
 from symdiff.store.imported import imported_keys
 
-_KINDS = {"A": ChangeType.ADD, "D": ChangeType.DELETE, "M": ChangeType.MODIFY,
-          "T": ChangeType.MODIFY, "R": ChangeType.RENAME}  # fmt: skip
-_GITLINK = 0o160000
 _BATCH = 500
 
 
@@ -114,37 +115,36 @@ def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit, settings: 
         diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
-    diff.find_similar(flags=DiffFind.FIND_RENAMES)
     author = commit.author
     info = {"sha": str(commit.id), "author": f"{author.name} <{author.email}>",
             "summary": (commit.message.splitlines() or [""])[0]}  # fmt: skip
     git = {"branch": handle.head.shorthand if not handle.head_is_detached else None,
            "head": str(commit.id)}  # fmt: skip
     when = _committed(commit)
-    for delta in diff.deltas:
-        kind = _KINDS.get(delta.status_char())
-        if kind is None or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
+    read = partial(_raw, handle)
+    for d in file_deltas(diff, read_old=read, read_new=read):
+        if not d.path.startswith(prefix) or (d.old_path is not None
+                                             and not d.old_path.startswith(prefix)):  # fmt: skip
             continue
-        path, old_path = delta.new_file.path, delta.old_file.path
-        if not path.startswith(prefix) or (kind is ChangeType.RENAME
-                                           and not old_path.startswith(prefix)):  # fmt: skip
-            continue
-        old = None if kind is ChangeType.ADD else _text(handle, delta.old_file.id)
-        new = None if kind is ChangeType.DELETE else _text(handle, delta.new_file.id)
         yield build_change(
-            kind, path.removeprefix(prefix),
-            old_path=old_path.removeprefix(prefix) if kind is ChangeType.RENAME else None,
-            old=old, new=new, timestamp=when, test_patterns=settings.test_patterns,
-            old_hash=None if kind is ChangeType.ADD else str(delta.old_file.id),
-            new_hash=None if kind is ChangeType.DELETE else str(delta.new_file.id),
+            d.kind, d.path.removeprefix(prefix),
+            old_path=None if d.old_path is None else d.old_path.removeprefix(prefix),
+            old=_text(d.old), new=_text(d.new), timestamp=when,
+            test_patterns=settings.test_patterns,
+            old_hash=None if d.old is None else blob_id(d.old),
+            new_hash=None if d.new is None else blob_id(d.new),
             origin=Origin.COMMIT, origin_info=info, git=git,
         )  # fmt: skip
 
 
-def _text(handle: pygit2.Repository, oid: pygit2.Oid) -> bytes | None:
-    """A blob's text; None when binary (git's NUL rule) or missing (a shallow/partial clone)."""
+def _raw(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
+    """A blob's bytes; None when missing (a shallow or partial clone)."""
     try:
-        data = bytes(handle[oid].read_raw())
+        return bytes(handle[file.id].read_raw())
     except (KeyError, ValueError, pygit2.GitError):
         return None
-    return None if git_binary(data) else data
+
+
+def _text(data: bytes | None) -> bytes | None:
+    """Text, or None when absent or binary (git's NUL rule: counted 0/0, no symbols)."""
+    return None if data is None or git_binary(data) else data

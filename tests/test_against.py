@@ -290,3 +290,13 @@ def test_the_read_side_loads_pygit2_only_for_against(project: Path) -> None:
     check = lambda code: subprocess.run([sys.executable, "-c", code], check=True,  # noqa: E731
                                         capture_output=True, text=True).stdout.strip()
     assert (check(plain), check(with_against)) == ("False", "True")
+
+
+def test_against_writes_nothing_into_the_repository(project: Path) -> None:
+    def state() -> tuple[set[str], bytes]:
+        objects = {str(p) for p in (project / ".git" / "objects").rglob("*")}
+        return objects, (project / ".git" / "index").read_bytes()
+
+    before = state()
+    assert ours(project, "HEAD")
+    assert state() == before

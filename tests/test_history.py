@@ -214,3 +214,34 @@ def test_the_cli(history: Path) -> None:
     bad = CliRunner().invoke(cli, ["history", "import", str(history), "--db", db,
                                    "--since", "7d"])  # fmt: skip
     assert bad.exit_code == 2 and "invalid_args: since:" in bad.stderr
+
+
+def test_renames_near_the_threshold_are_paired_as_git_pairs_them(repo: Path) -> None:
+    """Forty files rewritten by 30-70%, moved, some to a shared basename: git's pairs exactly
+    (libgit2's own similarity disagreed with git on such pairs)."""
+    import random
+
+    rng = random.Random(14)
+    git(repo, "checkout", "-q", "-b", "main")
+    (repo / "a").mkdir()
+    bodies = {}
+    for i in range(40):
+        lines = [f"line {i} {j} {rng.random():.6f}\n" for j in range(rng.randint(20, 80))]
+        bodies[i] = lines
+        (repo / "a" / f"f{i}.txt").write_text("".join(lines))
+    (repo / "a" / "same.txt").write_text("".join(bodies[0]))
+    commit(repo, "files", 3)
+    (repo / "b").mkdir()
+    for i, lines in bodies.items():
+        (repo / "a" / f"f{i}.txt").unlink()
+        keep = 0.3 + 0.4 * (i / 39)
+        new = [ln if rng.random() < keep else f"new {rng.random():.6f}\n" for ln in lines]
+        name = f"g{i}.txt" if i % 3 else f"f{i}.txt"
+        (repo / "b" / name).write_text("".join(new))
+    commit(repo, "move and rewrite", 2)
+    settings = settings_for(repo)
+    import_history(settings)
+    expected = oracle(repo)
+    assert stored(settings) == expected
+    assert sum(1 for v in expected.values() if v[2] is not None) >= 5  # renames were found
+    assert sum(1 for (sha, p), v in expected.items() if p.startswith("b/") and v[2] is None) >= 5
