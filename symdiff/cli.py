@@ -558,6 +558,18 @@ def history_import_cmd(root: str | None, db: str | None, test_patterns: tuple[st
                    f"{report.already} already in the index")
 
 
+def _symbol_commands() -> None:
+    """`log`, `show` and `restore` live in symdiff.cli_symbols (they use `fail` and the options
+    above, so they are added once this module is loaded)."""
+    from symdiff.cli_symbols import log_cmd, restore_cmd, show_cmd
+
+    for command in (log_cmd, show_cmd, restore_cmd):
+        cli.add_command(command)
+
+
+_symbol_commands()
+
+
 def main() -> None:
     """Console-script entry point: any SymdiffError a command lets through (a bad
     SYMDIFF_* value, say) is `symdiff: code: reason` too, never a traceback."""

@@ -57,7 +57,9 @@ INSTRUCTIONS = (
     "had their signature changed (e.g. after a build broke, before a review, when joining work "
     "mid-flight); `text_diff` to compare two files or two texts; `apply_edits` (unless the "
     "server is read-only) to apply SEARCH/REPLACE edits, previewing by default (dry run) with "
-    "the patch and the symbols the edit would change."
+    "the patch and the symbols the edit would change. `symbol_history` lists every recorded "
+    "version of one function (saves never committed included) with its diff, `symbol_source` "
+    "shows a version's text, and `restore_symbol` puts one function back as it was."
 )
 
 
@@ -332,6 +334,9 @@ def build_server(
                 return _failure(err)
             return _success(result, result)
 
+    from symdiff.mcp_symbols import register_symbol_tools  # it uses this module's helpers
+
+    register_symbol_tools(server, settings, read_only=read_only, write_roots=write_roots)
     return server
 
 

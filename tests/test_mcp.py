@@ -163,7 +163,7 @@ async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> Non
     diff = tools["diff"]
     props = diff.input_schema["properties"]
     assert set(props) == {"since", "limit", "scope", "include_patch", "workspace", "origin",
-                          "path", "cursor", "reader"}
+                          "path", "cursor", "reader", "against"}
     assert props["since"]["type"] == "string" and props["since"]["default"] == "24h"
     assert props["scope"]["enum"] == ["impl", "test", "all"]
     assert "type" not in props["limit"]  # any JSON value is accepted, then normalised
@@ -264,7 +264,8 @@ async def check_text_diff(session: ClientSession, root: Path) -> None:
 
 def test_stdio_lists_tools_with_schemas(workspace: Workspace) -> None:
     async def check(session: ClientSession) -> None:
-        await check_tool_listing(session, expect={"diff", "text_diff"})
+        await check_tool_listing(session, expect={"diff", "text_diff", "symbol_history",
+                                                 "symbol_source"})
     run_stdio(workspace, check, "--read-only")
 
 

@@ -78,7 +78,8 @@ async def check_argument_errors(session: ClientSession, root: Path) -> None:
 def test_argument_errors_over_stdio(tree: Path) -> None:
     async def check(session: ClientSession) -> None:
         tools = {t.name for t in (await session.list_tools()).tools}
-        assert tools == {"diff", "text_diff", "apply_edits"}  # stdio: offered as before
+        assert tools == {"diff", "text_diff", "apply_edits", "symbol_history", "symbol_source",
+                         "restore_symbol"}  # stdio: offered as before
         await check_argument_errors(session, tree)
     run_stdio(["--root", str(tree)], check, cwd=tree)
 

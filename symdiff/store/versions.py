@@ -1,0 +1,92 @@
+"""The reads behind one symbol's history: its rows by qualified name (the `name` index), the
+file renames between two instants, and every recorded name (for "did you mean").
+
+Only reads; `symdiff.symbols_history` turns the rows into versions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import select
+
+from symdiff.store import tables as t
+from symdiff.store.store import Store
+
+_CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRow:
+    """One recorded change to one definition, with what its file change says beside it."""
+
+    change_id: int
+    ordinal: int
+    ts_us: int
+    path: str
+    old_path: str | None
+    file_change_type: str
+    language: str | None
+    old_hash: str | None
+    new_hash: str | None
+    origin: str
+    origin_info: str | None  # JSON text, as stored
+    name: str
+    kind: str
+    change_type: str
+    start_line: int
+    end_line: int
+    renamed_from: str | None
+    renamed_to: str | None
+
+
+def symbol_rows(
+    store: Store, names: Iterable[str], workspace_ids: Sequence[int] | None
+) -> list[SymbolRow]:
+    """Every symbol row with one of `names`, oldest first (by time, then record id)."""
+    s, c = t.symbol_changes.c, t.changes.c
+    wanted = sorted(set(names))
+    out: list[SymbolRow] = []
+    with store._read() as conn:
+        for i in range(0, len(wanted), _CHUNK):
+            q = (
+                select(
+                    s.change_id, s.ordinal, c.ts_us, c.path, c.old_path, c.change_type,
+                    c.language, c.old_hash, c.new_hash, c.origin, c.origin_info, s.name, s.kind,
+                    s.change_type, s.start_line, s.end_line, s.renamed_from, s.renamed_to,
+                )
+                .join(t.changes, c.id == s.change_id)
+                .where(s.name.in_(wanted[i : i + _CHUNK]))
+            )  # fmt: skip
+            if workspace_ids is not None:
+                q = q.where(c.workspace_id.in_(list(workspace_ids)))
+            out.extend(SymbolRow(*cast("tuple[Any, ...]", row)) for row in conn.execute(q))
+    out.sort(key=lambda r: (r.ts_us, r.change_id, r.ordinal))
+    return out
+
+
+def file_renames(
+    store: Store, workspace_ids: Sequence[int] | None, after_us: int, until_us: int
+) -> list[tuple[str, str]]:
+    """The (old_path, path) of every file rename recorded in (after_us, until_us], in order.
+
+    Served by the (workspace_id, ts_us) and (ts_us) indexes: the interval is what is read.
+    """
+    c = t.changes.c
+    q = select(c.old_path, c.path).where(
+        c.ts_us > after_us, c.ts_us <= until_us, c.change_type == "rename"
+    )
+    if workspace_ids is not None:
+        q = q.where(c.workspace_id.in_(list(workspace_ids)))
+    with store._read() as conn:
+        rows = conn.execute(q.order_by(c.ts_us, c.id)).all()
+    return [(str(old), str(new)) for old, new in rows if old is not None]
+
+
+def recorded_names(store: Store) -> list[str]:
+    """Every qualified name the index holds (one scan of the name index)."""
+    s = t.symbol_changes.c
+    with store._read() as conn:
+        return [str(n) for n in conn.execute(select(s.name).distinct()).scalars()]
