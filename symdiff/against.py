@@ -199,7 +199,7 @@ def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int) -> Non
 
 def _blob(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
     try:
-        return bytes(handle[file.id].read_raw())
+        return handle.odb.read(file.id)[1]  # once: handle[id] would inflate it twice
     except (KeyError, ValueError, pygit2.GitError):
         return None  # a shallow or partial clone without the blob: counted 0/0
 

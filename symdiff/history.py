@@ -140,7 +140,7 @@ def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit, settings: 
 def _raw(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
     """A blob's bytes; None when missing (a shallow or partial clone)."""
     try:
-        return bytes(handle[file.id].read_raw())
+        return handle.odb.read(file.id)[1]  # once: handle[id] would inflate it twice
     except (KeyError, ValueError, pygit2.GitError):
         return None
 
