@@ -18,8 +18,8 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     # Python's sqlite3 would open transactions on its own; we issue BEGIN ourselves.
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may have to wait too
     cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()

@@ -81,7 +81,9 @@ def _migrate(url: str) -> None:
 
     engine = make_engine(url)
     try:
-        with engine.connect() as conn:
+        # Writer transactions (BEGIN IMMEDIATE on SQLite): two processes opening a new database
+        # at once queue on the busy timeout; the second then finds nothing left to do.
+        with engine.connect().execution_options(symdiff_write=True) as conn:
             upgrade(conn)
     finally:
         engine.dispose()
