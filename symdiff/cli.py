@@ -106,15 +106,18 @@ def _count(n: int, noun: str) -> str:
               help="Full rescan period when some directories cannot be watched (watch limit).")
 @click.option("-q", "--quiet", "quiet", is_flag=True,
               help="Print no line per change; log only warnings and errors.")
+@click.option("--no-history", "no_history", is_flag=True,
+              help="Do not import the last 720h of git history after the start pass.")
 def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
               test_patterns: tuple[str, ...], settle_ms: int | None, rescan_s: float,
-              quiet: bool) -> None:
+              quiet: bool, no_history: bool) -> None:
     """Watch ROOT (default: .) in the foreground and record every change until Ctrl-C.
 
     Prints one line per recorded change on stdout (time, change, path, +/-, symbols, who made
     it); the log goes to stderr. Every start reconciles what changed while no daemon ran (the
-    first takes a baseline). One daemon per workspace; SIGINT/SIGTERM record pending events,
-    then exit.
+    first takes a baseline). In a git work tree it then imports the last 720h of history in
+    the background (`symdiff history import`; --no-history skips it). One daemon per
+    workspace; SIGINT/SIGTERM record pending events, then exit.
     """
     from symdiff.daemon import watch
 
@@ -126,7 +129,7 @@ def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
                                 settle_ms=settle_ms)
     try:
         watch(settings, show_progress=True, poll_s=rescan_s,
-              on_changes=None if quiet else _change_printer())
+              on_changes=None if quiet else _change_printer(), history=not no_history)
     except SymdiffError as err:
         fail(err)
 

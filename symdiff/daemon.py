@@ -79,10 +79,13 @@ class Daemon:
     """Watch one workspace and record its changes until `stop()` (or a signal)."""
 
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
-                 max_delay_s: float = 1.0, on_changes: OnChanges | None = None) -> None:
+                 max_delay_s: float = 1.0, on_changes: OnChanges | None = None,
+                 history: bool = False) -> None:
         """`on_changes` is called with the changes of every recorded batch (the foreground
-        watcher prints them); an error in it stops the calls, never the recording."""
+        watcher prints them); an error in it stops the calls, never the recording. `history`:
+        import the last 720h of git history in the background after the start pass."""
         self.settings = settings
+        self.history = history
         self.on_changes = on_changes
         self.poll_s = poll_s
         self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
@@ -117,6 +120,10 @@ class Daemon:
                 self._start_reconcile(show_progress)
                 self._check_watches(None)
                 self.ready.set()
+                if self.history:
+                    from symdiff.history import import_in_background
+
+                    import_in_background(self.settings)
                 log.info("watching %s (%s)", self.settings.root,
                          "degraded: periodic rescans" if self.stats.degraded else "inotify")
                 self._loop()
@@ -461,12 +468,13 @@ def _cookies(settings: Settings) -> frozenset[str]:
 
 
 def watch(settings: Settings, *, show_progress: bool = False, poll_s: float = POLL_S,
-          on_changes: OnChanges | None = None) -> Stats:
+          on_changes: OnChanges | None = None, history: bool = False) -> Stats:
     """Run the daemon in the foreground until SIGINT/SIGTERM; pending events are flushed.
 
-    `on_changes` sees the changes of every recorded batch (see `Daemon`).
+    `on_changes` sees the changes of every recorded batch; `history` imports the last 720h of
+    git history in the background (see `Daemon`).
     """
-    daemon = Daemon(settings, poll_s=poll_s, on_changes=on_changes)
+    daemon = Daemon(settings, poll_s=poll_s, on_changes=on_changes, history=history)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         log.info("%s: flushing and stopping", signal.Signals(signum).name)

@@ -10,7 +10,9 @@ adds nothing and a longer window adds only what is missing. docs/history.md.
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -31,6 +33,7 @@ from symdiff.store.blobs import git_binary
 from symdiff.store.imported import imported_keys
 
 _BATCH = 500
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,3 +151,31 @@ def _raw(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
 def _text(data: bytes | None) -> bytes | None:
     """Text, or None when absent or binary (git's NUL rule: counted 0/0, no symbols)."""
     return None if data is None or git_binary(data) else data
+
+
+WATCH_WINDOW = timedelta(hours=720)
+
+
+def import_in_background(settings: Settings) -> threading.Thread:
+    """`symdiff watch`'s import of the last 720h, on a thread of its own with its own Store.
+
+    Never raises: outside git or on an unborn branch there is nothing to import (logged at
+    info); any other failure is logged. A daemon thread: a watcher stopped mid-import leaves
+    whole batches behind, and its next start imports the rest (the import is idempotent).
+    """
+
+    def run() -> None:
+        try:
+            with Store(settings.db_url) as store:
+                report = import_history(settings, store, since=WATCH_WINDOW)
+        except InvalidArgs as exc:
+            log.info("no git history imported: %s", exc.reason)
+        except Exception:  # the watcher must survive whatever the import meets
+            log.exception("the git history import failed")
+        else:
+            log.info("git history: %d commits of the last 720h, %d changes recorded (%d were "
+                     "already)", report.commits, report.recorded, report.already)
+
+    thread = threading.Thread(target=run, name="symdiff-history", daemon=True)
+    thread.start()
+    return thread

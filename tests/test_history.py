@@ -245,3 +245,72 @@ def test_renames_near_the_threshold_are_paired_as_git_pairs_them(repo: Path) -> 
     assert stored(settings) == expected
     assert sum(1 for v in expected.values() if v[2] is not None) >= 5  # renames were found
     assert sum(1 for (sha, p), v in expected.items() if p.startswith("b/") and v[2] is None) >= 5
+
+
+def _watch(repo: Path, *extra: str) -> subprocess.Popen[str]:
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMDIFF_")}
+    return subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(repo), "-q", *extra],
+                            env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+
+
+def _imported(repo: Path) -> list[dict[str, object]]:
+    settings = Settings.resolve(str(repo))
+    query = DiffQuery(since="720h", scope="all", limit=500, origin="commit")
+    records: list[dict[str, object]] = diff(settings, query).records  # type: ignore[assignment]
+    return records
+
+
+def _started(p: subprocess.Popen[str], repo: Path) -> None:
+    import time
+
+    from symdiff.status import status
+
+    deadline = time.monotonic() + 60
+    while not (info := status(Settings.resolve(str(repo)))).get("last_reconcile"):
+        assert p.poll() is None and time.monotonic() < deadline, info
+        time.sleep(0.1)
+
+
+def test_watch_imports_the_last_720h_in_the_background(history: Path) -> None:
+    import time
+
+    p = _watch(history)
+    try:
+        _started(p, history)
+        deadline = time.monotonic() + 60
+        while len(_imported(history)) < len(oracle(history)):
+            assert p.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        (history / "live.py").write_text("def live():\n    return 1\n")
+        while not any(r["path"] == "live.py" for r in
+                      diff(Settings.resolve(str(history)), DiffQuery(scope="all")).records):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        p.send_signal(2)
+        _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert {(str(dict(r["origin_info"])["sha"]), r["path"])  # type: ignore[call-overload]
+            for r in _imported(history)} == set(oracle(history))  # fmt: skip
+    # one answer: the live record first, then the imported ones by their commit times
+    both = diff(Settings.resolve(str(history)), DiffQuery(since="720h", scope="all",
+                                                            limit=500)).records  # fmt: skip
+    assert both[0]["path"] == "live.py" and both[0]["origin"] == "watch"
+    assert [r["timestamp"] for r in both] == sorted((r["timestamp"] for r in both), reverse=True)
+
+
+def test_watch_no_history_imports_nothing(history: Path) -> None:
+    import time
+
+    p = _watch(history, "--no-history")
+    try:
+        _started(p, history)
+        time.sleep(1.0)
+        assert _imported(history) == []
+    finally:
+        p.send_signal(2)
+        _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
