@@ -106,5 +106,5 @@ FAMILY = Family(
         {"export_statement", "lexical_declaration", "variable_declaration", "ambient_declaration"}
     ),
     leading=frozenset({"decorator"}),
-    literals=ecmascript_quotes,
+    canonical=ecmascript_quotes,
 )

@@ -99,5 +99,5 @@ def _join(scope: Enclosing, name: str) -> str:
 FAMILY = Family(
     handlers={"call": _call},
     join=_join,
-    literals=_header,
+    canonical=_header,
 )

@@ -72,8 +72,9 @@ class Family:
     # A second text to parse (same length and lines) when the first parse has syntax errors:
     # Bash's constructs the grammar cannot read, blanked. Kept if it parses with fewer errors.
     recover: Callable[[bytes], bytes] | None = None
-    # The canonical form of a header's literals (one quote style), if the language has one.
-    literals: Callable[[str], str] | None = None
+    # The canonical form of a header's text, where the language writes one header two ways:
+    # one quote style for literals (Python, JS/TS), `, do:` vs `do` (Elixir), `=` vs `<-` (R).
+    canonical: Callable[[str], str] | None = None
     # Where definitions can sit, for a language whose definitions are statements (Python): the
     # walk then enters only these nodes, skipping the expressions that are most of a tree.
     containers: frozenset[str] = frozenset()
@@ -246,8 +247,8 @@ class _Walk:
             pieces.append(b" ")
         pieces.append(self.source[pos:stop])
         flat = b"".join(pieces).decode("utf-8", "replace")
-        if self.family.literals is not None:
-            flat = self.family.literals(flat)
+        if self.family.canonical is not None:
+            flat = self.family.canonical(flat)
         return normalise(flat)
 
     def _comments(self, top: Node, stop: int) -> Iterable[tuple[int, int]]:

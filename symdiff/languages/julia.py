@@ -98,5 +98,5 @@ FAMILY = Family(
         "module_definition": _module,
     },
     join=join_with("."),
-    literals=_header,
+    canonical=_header,
 )

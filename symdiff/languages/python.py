@@ -19,7 +19,7 @@ FAMILY = Family(
     },
     join=join_with("."),
     wrappers=frozenset({"decorated_definition"}),
-    literals=python_quotes,
+    canonical=python_quotes,
     # Python defines only in statements; these are all the nodes that hold statements.
     containers=CONTAINERS,
 )

@@ -76,5 +76,5 @@ def _header(flat: str) -> str:
 FAMILY = Family(
     handlers={"binary_operator": _assignment, "argument": _argument, "call": _s4},
     join=join_with("$"),
-    literals=_header,
+    canonical=_header,
 )
