@@ -102,12 +102,15 @@ def restore_symbol(
     """
     if isinstance(to, bool) or not isinstance(to, int):
         raise InvalidArgs(f"to must be a version id (an integer), got {to!r}")
-    from symdiff.api import apply_edits, open_store
+    from symdiff.api import apply_edits
+    from symdiff.store.kept import reader
 
-    with open_store(settings) as store:
-        ws, lin = lineage(store, settings, name, path=path)
-        target = version_of(lin, to)
-        block = _block(store, ws.root, lin, target)
+    store = reader(settings.db_url)
+    if store is None:
+        raise ToolFailed(f"nothing is indexed at {settings.root}; run `symdiff index` first")
+    ws, lin = lineage(store, settings, name, path=path)
+    target = version_of(lin, to)
+    block = _block(store, ws.root, lin, target)
     where = lin.newest.row.path
     edits = [{"file": where, "blocks": [block]}]
     result = apply_edits(edits, settings=replace(settings, root=Path(ws.root)),

@@ -22,6 +22,7 @@ from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, ToolFailed
 from symdiff.model import Symbol
 from symdiff.store import Store, Workspace
+from symdiff.store.kept import reader
 from symdiff.store.versions import SymbolRow, file_renames, recorded_names, symbol_rows
 from symdiff.timestamps import format_us, to_us
 
@@ -34,6 +35,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 500
 _RENAME_DEPTH = 16  # symbol renames followed, each way
 _PATH_PAIRS = 20  # same-named definitions in different files checked for a file rename
+_SUGGESTION_POOL = 5_000  # names compared whole with an unknown one
 _MOVE_US = 2_000_000  # a removal and an addition this close come from one reconcile pass
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
 
@@ -237,10 +239,16 @@ def _versions(rows: Sequence[SymbolRow], moves: _Moves) -> tuple[Version, ...]:
 
 
 def _suggestions(store: Store, name: str) -> list[str]:
+    """The recorded names that end in `.name`, then the closest by difflib: first among the
+    last components (far fewer than the names), then among the names that end in those."""
     names = recorded_names(store)
-    tail = name.rsplit(".", 1)[-1]
-    endings = sorted(n for n in names if n.endswith("." + name) or n == tail)
-    close = difflib.get_close_matches(name, names, n=5, cutoff=0.6)
+    endings = sorted(n for n in names if n.endswith("." + name))
+    by_tail: dict[str, list[str]] = {}
+    for n in names:
+        by_tail.setdefault(n.rsplit(".", 1)[-1], []).append(n)
+    tails = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(by_tail), n=10, cutoff=0.6)
+    pool = [n for tail in tails for n in by_tail[tail]][:_SUGGESTION_POOL]
+    close = difflib.get_close_matches(name, pool, n=5, cutoff=0.6)
     return list(dict.fromkeys([*endings[:5], *close]))[:8]
 
 
@@ -492,11 +500,9 @@ def symbol_history(
     if not isinstance(name, str) or not name.strip():
         raise InvalidArgs("name must be a qualified symbol name, e.g. Session.refresh")
     first_us, wanted = _since_us(since, now), _limit(limit)
-    if store is None:
-        from symdiff.api import open_store
-
-        with open_store(settings) as opened:
-            return _history(opened, settings, name, path, first_us, wanted, diffs)
+    store = store or reader(settings.db_url)  # kept open: a server pays no connection a call
+    if store is None:  # no database yet: nothing is indexed
+        return History(name, "unknown", [], [], [])
     return _history(store, settings, name, path, first_us, wanted, diffs)
 
 
@@ -538,11 +544,9 @@ def symbol_source(
     """
     if version is None and isinstance(name, str):
         name, version = _split_at(name)
+    store = store or reader(settings.db_url)
     if store is None:
-        from symdiff.api import open_store
-
-        with open_store(settings) as opened:
-            return _source(opened, settings, name, version, path)
+        raise ToolFailed(f"nothing is indexed at {settings.root}; run `symdiff index` first")
     return _source(store, settings, name, version, path)
 
 
@@ -571,7 +575,16 @@ def current(root: str, lin: Lineage) -> tuple[bytes, Symbol | None]:
 
 def _source(store: Store, settings: Settings, name: str, version: int | None,
             path: str | None) -> dict[str, object]:  # fmt: skip
-    ws, lin = lineage(store, settings, name, path=path)
+    try:
+        ws, lin = lineage(store, settings, name, path=path)
+    except InvalidArgs:
+        # A definition that never changed since the baseline has no version; in a named
+        # file, it is still shown as it is now.
+        unchanged = None if version is not None or path is None else _on_disk(
+            store, settings, name, path)  # fmt: skip
+        if unchanged is None:
+            raise
+        return unchanged
     if version is None:
         newest = lin.newest.row
         if lin.newest.removed:
@@ -591,5 +604,27 @@ def _source(store: Store, settings: Settings, name: str, version: int | None,
         source, sym = found
         where = v.row.path
     return {"name": sym.name, "path": where, "kind": sym.kind, "version": version,
+            "start_line": sym.start_line, "end_line": sym.end_line,
+            "source": definition_text(source, sym).decode("utf-8", "replace")}  # fmt: skip
+
+
+def _on_disk(store: Store, settings: Settings, name: str, path: str) -> dict[str, object] | None:
+    """The definition `name` in the file `path` as it is now, if it is there exactly once."""
+    from symdiff.extract import extract
+    from symdiff.languages import language_for
+
+    ws = _workspace(store, settings)
+    rel = _clean_path(path, ws)
+    if ws is None or rel is None or (language := language_for(rel)) is None:
+        return None
+    try:
+        source = (Path(ws.root) / rel).read_bytes()
+    except OSError:
+        return None
+    found = [s for s in extract(language, source) if s.name == name]
+    if len(found) != 1:
+        return None
+    sym = found[0]
+    return {"name": sym.name, "path": rel, "kind": sym.kind, "version": None,
             "start_line": sym.start_line, "end_line": sym.end_line,
             "source": definition_text(source, sym).decode("utf-8", "replace")}  # fmt: skip

@@ -189,6 +189,19 @@ def test_ambiguous_and_unknown_names(tmp_path: Path) -> None:
         symbol_source(settings, "Session.refrsh")
 
 
+def test_a_definition_unchanged_since_the_baseline_is_shown_from_disk(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "still.py").write_text("X = 1\n\n\ndef same():\n    return 1\n")
+    settings = _replay(root, "m.py", ["def f():\n    return 1\n", "def f():\n    return 2\n"])
+    with pytest.raises(InvalidArgs, match="no recorded version"):
+        symbol_source(settings, "same")
+    shown = symbol_source(settings, "same", path="still.py")
+    assert shown["source"] == "def same():\n    return 1\n" and shown["start_line"] == 4
+    with pytest.raises(InvalidArgs, match="no recorded version"):
+        symbol_source(settings, "gone", path="still.py")
+
+
 def test_since_and_limit(tmp_path: Path) -> None:
     texts = [f"def f():\n    return {i}\n" for i in range(6)]
     settings = _replay(tmp_path / "ws", "m.py", texts)

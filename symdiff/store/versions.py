@@ -62,7 +62,8 @@ def symbol_rows(
             )  # fmt: skip
             if workspace_ids is not None:
                 q = q.where(c.workspace_id.in_(list(workspace_ids)))
-            out.extend(SymbolRow(*cast("tuple[Any, ...]", row)) for row in conn.execute(q))
+            rows = conn.execute(q).all()  # at once: a hot name has thousands of rows
+            out.extend(SymbolRow(*cast("tuple[Any, ...]", row)) for row in rows)
     out.sort(key=lambda r: (r.ts_us, r.change_id, r.ordinal))
     return out
 
