@@ -44,7 +44,10 @@ _EXPORTS = {
     "git_patch": "symdiff.linediff",
     "index": "symdiff.api",
     "parse_go_duration": "symdiff.duration",
+    "restore_symbol": "symdiff.restore",
     "symbol_changes": "symdiff.attribute",
+    "symbol_history": "symdiff.symbols_history",
+    "symbol_source": "symdiff.symbols_history",
     "text_diff": "symdiff.textdiff",
     "unified_diff": "symdiff.linediff",
     "upgrade_database": "symdiff.api",
@@ -80,6 +83,8 @@ if TYPE_CHECKING:  # the same names, for type checkers
     )
     from symdiff.query import Answer, DiffQuery, diff  # noqa: F401
     from symdiff.records import ChangeRecord, SymbolRecord  # noqa: F401
+    from symdiff.restore import restore_symbol  # noqa: F401
+    from symdiff.symbols_history import symbol_history, symbol_source  # noqa: F401
     from symdiff.textdiff import text_diff  # noqa: F401
 
 

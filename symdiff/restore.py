@@ -68,7 +68,7 @@ def _neighbour_block(old_source: bytes, old_sym: Symbol, old_symbols: Sequence[S
 def _block(store: Store, root: str, lin: Lineage, target: Version) -> dict[str, str]:
     from symdiff.extract import extract
 
-    found = Texts(store).side(target, new=True)
+    found = Texts(store, root).side(target, new=True)
     if found is None:
         why = "removed the definition" if target.removed else "kept no text of it"
         raise ToolFailed(f"version {target.id} of {target.row.name} {why}: nothing to restore")

@@ -16,14 +16,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, ToolFailed
 from symdiff.model import Symbol
 from symdiff.store import Store, Workspace
 from symdiff.store.kept import reader
-from symdiff.store.versions import SymbolRow, file_renames, recorded_names, symbol_rows
+from symdiff.store.versions import (
+    SymbolRow,
+    file_renames,
+    oldest_first,
+    recorded_names,
+    symbol_rows,
+)
 from symdiff.timestamps import format_us, to_us
 
 if TYPE_CHECKING:
@@ -140,7 +146,7 @@ def _rows_with_renames(store: Store, name: str, ws_ids: Sequence[int] | None) ->
             break
         names |= new
         rows.extend(symbol_rows(store, new, ws_ids))
-    rows.sort(key=lambda r: (r.ts_us, r.change_id, r.ordinal))
+    rows.sort(key=oldest_first)
     return rows
 
 
@@ -342,16 +348,36 @@ def find_symbol(symbols: Iterable[Symbol], name: str, line: int) -> Symbol | Non
 class Texts:
     """Snapshots and their definitions, each read and extracted once per answer."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, root: str) -> None:
         self._store = store
+        self._root = root
         self._blobs: dict[str, bytes | None] = {}
+        self._git: Any = None  # the work tree's repository, opened on first need
 
     def blob(self, digest: str | None) -> bytes | None:
         if digest is None:
             return None
         if digest not in self._blobs:
-            self._blobs[digest] = self._store.get_blob(digest)
+            data = self._store.get_blob(digest)
+            self._blobs[digest] = self._from_git(digest) if data is None else data
         return self._blobs[digest]
+
+    def _from_git(self, digest: str) -> bytes | None:
+        """An imported commit's content: its hash is the git blob id, and the repository keeps
+        the bytes (the history import stores no snapshot of its own)."""
+        import pygit2  # loaded only for imported commits' texts
+
+        from symdiff.gitstate import open_repo
+
+        if self._git is None:
+            repo = open_repo(Path(self._root))
+            self._git = False if repo is None else repo.handle
+        if self._git is False:
+            return None
+        try:
+            return bytes(self._git.odb.read(digest)[1])
+        except (KeyError, ValueError, pygit2.GitError):
+            return None  # not there: a shallow or partial clone, or another repository
 
     def side(self, v: Version, *, new: bool) -> tuple[bytes, Symbol] | None:
         """The definition's source and Symbol after (`new`) or before the change."""
@@ -517,7 +543,7 @@ def _history(store: Store, settings: Settings, name: str, path: str | None, firs
     if len(found.lineages) > 1:
         return History(name, "ambiguous", [], [lin.candidate() for lin in found.lineages], [])
     newest_first = [v for v in reversed(found.lineages[0].versions) if v.row.ts_us >= first_us]
-    texts = Texts(store)
+    texts = Texts(store, ws.root)
     page = [_record(v, texts, diffs=diffs) for v in newest_first[:limit]]
     return History(name, "found", page, [], [], more=len(newest_first) > limit)
 
@@ -597,7 +623,7 @@ def _source(store: Store, settings: Settings, name: str, version: int | None,
         where = newest.path
     else:
         v = version_of(lin, version)
-        found = Texts(store).side(v, new=True)
+        found = Texts(store, ws.root).side(v, new=True)
         if found is None:
             why = "removed it" if v.removed else "kept no text of it"
             raise ToolFailed(f"version {version} of {v.row.name} {why}")

@@ -45,7 +45,7 @@ class SymbolRow:
 def symbol_rows(
     store: Store, names: Iterable[str], workspace_ids: Sequence[int] | None
 ) -> list[SymbolRow]:
-    """Every symbol row with one of `names`, oldest first (by time, then record id)."""
+    """Every symbol row with one of `names`, oldest first (`oldest_first`)."""
     s, c = t.symbol_changes.c, t.changes.c
     wanted = sorted(set(names))
     out: list[SymbolRow] = []
@@ -64,8 +64,15 @@ def symbol_rows(
                 q = q.where(c.workspace_id.in_(list(workspace_ids)))
             rows = conn.execute(q).all()  # at once: a hot name has thousands of rows
             out.extend(SymbolRow(*cast("tuple[Any, ...]", row)) for row in rows)
-    out.sort(key=lambda r: (r.ts_us, r.change_id, r.ordinal))
+    out.sort(key=oldest_first)
     return out
+
+
+def oldest_first(r: SymbolRow) -> tuple[int, int, int]:
+    """The order rows were made in: by time, then by record id, except that the history import
+    writes the commits of a branch newest first, so among imported commits of one second (a
+    rebase) the higher id is the older commit."""
+    return (r.ts_us, -r.change_id if r.origin == "commit" else r.change_id, r.ordinal)
 
 
 def file_renames(
