@@ -42,6 +42,7 @@ _EXPORTS = {
     "diff_lines": "symdiff.linediff",
     "extract": "symdiff.extract",
     "git_patch": "symdiff.linediff",
+    "import_history": "symdiff.api",
     "index": "symdiff.api",
     "parse_go_duration": "symdiff.duration",
     "restore_symbol": "symdiff.restore",
@@ -57,7 +58,7 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers
     from symdiff.acp import FilePatch, build_diff  # noqa: F401
-    from symdiff.api import apply_edits, index, upgrade_database  # noqa: F401
+    from symdiff.api import apply_edits, import_history, index, upgrade_database  # noqa: F401
     from symdiff.attribute import symbol_changes  # noqa: F401
     from symdiff.config import Settings  # noqa: F401
     from symdiff.duration import parse_go_duration  # noqa: F401
