@@ -33,15 +33,14 @@ SYMBOL_STYLES = {"added": "green", "removed": "red", "modified": "yellow",
                  "signature_changed": "magenta", "renamed": "cyan"}  # fmt: skip
 
 
-def console(*, stderr: bool = False) -> Console:
-    """A console for stdout (or stderr): the terminal's width and colours on a terminal; plain
-    text, never wrapped, when piped."""
+def console() -> Console:
+    """A console for stdout: the terminal's width and colours on a terminal; plain text, never
+    wrapped, when piped."""
     from rich.console import Console
 
-    stream = sys.stderr if stderr else sys.stdout
-    if stream.isatty():
-        return Console(stderr=stderr, highlight=False)
-    return Console(file=stream, width=_PIPE_WIDTH, no_color=True, highlight=False,
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(file=sys.stdout, width=_PIPE_WIDTH, no_color=True, highlight=False,
                    soft_wrap=False, color_system=None)  # fmt: skip
 
 
