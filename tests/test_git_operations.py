@@ -75,10 +75,11 @@ def test_a_checkout_that_rewrites_20000_files(repo: Path) -> None:
     assert all((c.change_type.value, c.lines_added, c.lines_removed) == ("modify", 1, 0)
                for c in changes)  # fmt: skip
     # Known limit (origins.py): the part of a checkout that lands after git's batch window
-    # (2 s) or after an inotify overflow is found by a rescan, and a rescan says `scan`.
+    # (2 s) or after an inotify overflow is found by a rescan, and a rescan says `scan` — on a
+    # loaded machine that may be all of it.
     assert {c.origin.value for c in changes} <= {"git", "scan"}
     assert {dict(c.origin_info or {}).get("operation") for c in changes
-            if c.origin.value == "git"} == {"checkout"}  # fmt: skip
+            if c.origin.value == "git"} <= {"checkout"}  # fmt: skip
 
 
 def test_a_rebase_that_rewrites_one_file_twenty_times(repo: Path) -> None:
