@@ -12,18 +12,11 @@ from pathlib import Path
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, ToolFailed
+from symdiff.lineage import Lineage, Version, lineage, version_of
 from symdiff.model import Symbol
 from symdiff.store import Store
-from symdiff.symbols_history import (
-    Lineage,
-    Texts,
-    Version,
-    current,
-    definition_text,
-    lineage,
-    split_lines,
-    version_of,
-)
+from symdiff.symbol_texts import Texts, definition_text, split_lines
+from symdiff.symbols_history import current
 
 __all__ = ["restore_symbol"]
 
