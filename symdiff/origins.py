@@ -3,8 +3,9 @@
 The repository is read (never a `git` subprocess) once per batch, when the batch closes; the
 snapshot is kept as the next batch's "before". A batch during which HEAD, a reflog or the stash
 moved, or a git command held its lock, was written by git (`origin: "git"`, with the operation
-and HEAD before and after); any other event batch by someone else (`watch`); a full pass found
-what it found (`scan`). docs/provenance.md has what can and cannot be told apart.
+and HEAD before and after) — a full rescan too; any other event batch by someone else
+(`watch`); any other full pass found what it found (`scan`). docs/provenance.md has what can
+and cannot be told apart.
 """
 
 from __future__ import annotations
@@ -50,11 +51,13 @@ class BatchOrigins:
         self._last = state
         info = git_info(state)
         git = None if info is None else dict(info)
-        if full:
-            return Provenance(Origin.SCAN, None, git)
         moved = None if before is None or state is None else git_origin(before, state)
         if moved is not None:
+            # Also for a full pass: a rescan after an inotify overflow during a checkout finds
+            # what git wrote (the start pass has no `before`, so it stays `scan`).
             return Provenance(Origin.GIT, dict(moved), git)
+        if full:
+            return Provenance(Origin.SCAN, None, git)
         return Provenance(Origin.WATCH, None, git)
 
 

@@ -133,3 +133,24 @@ def test_git_gc_records_nothing_and_the_watcher_goes_on(repo: Path) -> None:
         (repo / "m7.py").write_text("def m7():\n    return 70\n")
         changes = _settled(settings, lambda cs: len(cs) >= 1)
     assert [(c.path, c.origin.value) for c in changes] == [("m7.py", "watch")]
+
+
+def test_a_rescan_after_git_moved_is_git(repo: Path) -> None:
+    """A full pass that follows a git command (an inotify overflow during a checkout) records
+    what git wrote as `git`; the start pass, and a rescan with no git in between, as `scan`."""
+    from symdiff.origins import BatchOrigins
+
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    git(repo, "checkout", "-qb", "other")
+    (repo / "a.py").write_text("x = 2\n")
+    git(repo, "commit", "-qam", "two")
+    origins = BatchOrigins(repo)
+    assert origins.next(full=True).origin.value == "scan"  # the start pass
+    git(repo, "checkout", "-q", "main")
+    rescan = origins.next(full=True)
+    assert rescan.origin.value == "git"
+    assert dict(rescan.origin_info or {})["operation"] == "checkout"
+    assert origins.next(full=True).origin.value == "scan"
+    assert origins.next(full=False).origin.value == "watch"
