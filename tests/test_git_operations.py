@@ -74,9 +74,9 @@ def test_a_checkout_that_rewrites_20000_files(repo: Path) -> None:
                                          for i in range(500)}  # fmt: skip
     assert all((c.change_type.value, c.lines_added, c.lines_removed) == ("modify", 1, 0)
                for c in changes)  # fmt: skip
-    # Known limit (origins.py): the part of a checkout that lands after git's batch window
-    # (2 s) or after an inotify overflow is found by a rescan, and a rescan says `scan` — on a
-    # loaded machine that may be all of it.
+    # Known limit (origins.py): git's move is told once, to the first batch after it; what
+    # of a long checkout lands after that batch's window (2 s) — by events or by the rescan
+    # after an inotify overflow — says `scan`. (A rescan that comes first says `git`.)
     assert {c.origin.value for c in changes} <= {"git", "scan"}
     assert {dict(c.origin_info or {}).get("operation") for c in changes
             if c.origin.value == "git"} <= {"checkout"}  # fmt: skip
