@@ -356,10 +356,7 @@ def _changes_against(settings: Settings, against: str, *, scope: str, limit: str
     """`changes --against REF`: the work tree compared with a revision (symdiff/against.py)."""
     import json
 
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
+    from symdiff.display import changes_table, console, show
     from symdiff.query import DiffQuery, diff
 
     query = DiffQuery(limit=limit, scope=scope, include_patch=patch, origin=list(origins) or None,
@@ -375,20 +372,11 @@ def _changes_against(settings: Settings, against: str, *, scope: str, limit: str
     elif not records:
         click.echo(f"no {scope} files differ from {against}")
     else:
-        table = Table("change", "path", "+/-", "symbols")
-        for r in records:
-            path = r["path"] if r["old_path"] is None else f"{r['old_path']} → {r['path']}"
-            names = Text()
-            for i, sym in enumerate(r["symbols"]):
-                names.append(("\n" if i else "") + sym["name"])
-                names.append(f" {sym['change_type']}", style="dim")
-            table.add_row(Text(r["change_type"]), Text(path),
-                          Text(f"+{r['lines_added']} -{r['lines_removed']}"), names)
-        console = Console()
-        console.print(table)
+        terminal = console()
+        show(terminal, changes_table(records))  # the same table as `changes`: names never cut
         for r in records:
             if "acp" in r:
-                console.out(r["acp"]["patch"]["text"], end="", highlight=False)
+                terminal.out(r["acp"]["patch"]["text"], end="", highlight=False)
     if result.more:
         click.echo("symdiff: more files differ; raise --limit (at most 500) or narrow --path",
                    err=True)  # fmt: skip
