@@ -46,7 +46,7 @@ ISOLATE_AFTER = 3  # failed attempts of a batch (not database outages) before sp
 LOG_EVERY_S = 60.0
 HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
 FLUSH_WAIT_S = 2.0
-GIT_TAIL_S = 2.0  # at most this long a git batch waits for the rest of the command's writes
+GIT_TAIL_S = 30.0  # a git batch takes in what keeps arriving, each settle window, up to this
 PROGRESS_EVERY_S = 0.5  # how often the start pass's progress is written to the status file
 
 

@@ -19,8 +19,9 @@ from symdiff.model import Origin, Provenance
 
 log = logging.getLogger(__name__)
 
-LOCK_WAIT_S = 2.0  # how long a batch waits for a git command holding its lock to finish
+LOCK_WAIT_S = 30.0  # how long a batch waits for a git command holding its lock to finish
 LOCK_POLL_S = 0.02
+GRACE_S = 0.1  # git moves HEAD and writes its reflog just after its last file write
 
 
 class BatchOrigins:
@@ -36,8 +37,13 @@ class BatchOrigins:
         try:
             state = snapshot(self._repo)
             deadline = time.monotonic() + LOCK_WAIT_S
+            waited = False
             while state.locked and time.monotonic() < deadline:
                 time.sleep(LOCK_POLL_S)  # a git command is still writing: let it finish
+                state, waited = snapshot(self._repo), True
+            if waited:
+                # A checkout releases index.lock a moment before it moves HEAD and logs it.
+                time.sleep(GRACE_S)
                 state = snapshot(self._repo)
             return state
         except Exception:  # an odd repository costs the git fields, never the record
@@ -48,6 +54,11 @@ class BatchOrigins:
     def next(self, *, full: bool) -> Provenance:
         """The provenance of the batch closing now (`full`: a reconcile pass over the tree)."""
         before, state = self._last, self._snapshot()
+        if full and before is not None and state is not None and git_origin(before, state) is None:
+            # A rescan after an overflow may have been handed out in that moment between a
+            # checkout's last write and its HEAD update: look once more before calling it a scan.
+            time.sleep(GRACE_S)
+            state = self._snapshot()
         self._last = state
         info = git_info(state)
         git = None if info is None else dict(info)

@@ -74,9 +74,10 @@ def test_a_checkout_that_rewrites_20000_files(repo: Path) -> None:
                                          for i in range(500)}  # fmt: skip
     assert all((c.change_type.value, c.lines_added, c.lines_removed) == ("modify", 1, 0)
                for c in changes)  # fmt: skip
-    # Known limit (origins.py): git's move is told once, to the first batch after it; what
-    # of a long checkout lands after that batch's window (2 s) — by events or by the rescan
-    # after an inotify overflow — says `watch` or `scan`. (A rescan that comes first says `git`.)
+    # origins.py: a git batch waits for the command's lock, looks again a moment after it,
+    # and takes in what keeps arriving (up to 30 s), so a checkout is `git` as a whole (20,000
+    # files: all `git` in three runs of 35-60 s here). A machine so loaded that a window passes
+    # with no event may still leave a tail as `watch`, or a rescan as `scan`: allowed here.
     assert {c.origin.value for c in changes} <= {"git", "scan", "watch"}
     assert {dict(c.origin_info or {}).get("operation") for c in changes
             if c.origin.value == "git"} <= {"checkout"}  # fmt: skip
