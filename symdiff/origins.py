@@ -30,17 +30,32 @@ class BatchOrigins:
     def __init__(self, root: Path) -> None:
         self._repo: Repo | None = open_repo(root)
         self._last: RepoState | None = None
+        self._stale: tuple[int, int] | None = None  # a lock outwaited once is not waited again
+
+    def _lock_identity(self) -> tuple[int, int] | None:
+        assert self._repo is not None
+        for name in ("index.lock", "HEAD.lock"):
+            try:
+                st = (self._repo.gitdir / name).stat()
+            except OSError:
+                continue
+            return st.st_ino, st.st_mtime_ns
+        return None
 
     def _snapshot(self) -> RepoState | None:
         if self._repo is None:
             return None
         try:
             state = snapshot(self._repo)
+            if state.locked and self._lock_identity() == self._stale:
+                return state  # a lock left behind by a git that died: do not wait for it again
             deadline = time.monotonic() + LOCK_WAIT_S
             waited = False
             while state.locked and time.monotonic() < deadline:
                 time.sleep(LOCK_POLL_S)  # a git command is still writing: let it finish
                 state, waited = snapshot(self._repo), True
+            if state.locked:
+                self._stale = self._lock_identity()
             if waited:
                 # A checkout releases index.lock a moment before it moves HEAD and logs it.
                 time.sleep(GRACE_S)

@@ -1,0 +1,58 @@
+"""The daemon's per-batch provenance (origins.py) on real repositories."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from symdiff import origins
+from symdiff.model import Origin
+
+
+def _repo(root: Path) -> Path:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.py").write_text("x = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "start")
+    return root
+
+
+def test_a_lock_left_by_a_dead_git_is_waited_for_once(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stale index.lock (git killed mid-command) must not stall every later batch."""
+    monkeypatch.setattr(origins, "LOCK_WAIT_S", 1.5)
+    repo = _repo(tmp_path / "repo")
+    batches = origins.BatchOrigins(repo)
+    assert batches.next(full=True).origin is Origin.SCAN  # the start pass
+    (repo / ".git" / "index.lock").write_text("")
+    started = time.monotonic()
+    first = batches.next(full=False)
+    assert time.monotonic() - started >= 1.5  # the first batch gives git its chance
+    assert first.origin is Origin.GIT  # caught holding the lock: unknown-git
+    started = time.monotonic()
+    second = batches.next(full=False)
+    assert time.monotonic() - started < 1.0  # not again for the same lock
+    assert second.git is not None and second.git["branch"] == "main"
+    (repo / ".git" / "index.lock").unlink()
+    (repo / ".git" / "index.lock").write_text("")  # a new lock is a new command: waited for
+    started = time.monotonic()
+    batches.next(full=False)
+    assert time.monotonic() - started >= 1.5
+
+
+def test_an_editor_write_is_watch_and_a_checkout_is_git(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    git(repo, "branch", "other")
+    batches = origins.BatchOrigins(repo)
+    batches.next(full=True)
+    (repo / "a.py").write_text("x = 2\n")
+    assert batches.next(full=False).origin is Origin.WATCH
+    git(repo, "checkout", "-q", "other")
+    moved = batches.next(full=False)
+    assert moved.origin is Origin.GIT
+    assert moved.origin_info is not None and moved.origin_info["operation"] == "checkout"
+    assert batches.next(full=True).origin is Origin.SCAN  # a rescan with git unmoved
