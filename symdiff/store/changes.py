@@ -265,11 +265,6 @@ def newest_us(conn: Connection, workspace_ids: Sequence[int] | None) -> int | No
     return None if value is None else int(value)
 
 
-def select_changes(conn: Connection, f: ChangeFilter) -> list[StoredChange]:
-    """The changes a filter selects (see `select_page`)."""
-    return select_page(conn, f).changes
-
-
 def _symbols(conn: Connection, ids: Sequence[int]) -> dict[int, list[SymbolRecord]]:
     """The symbol records of some changes, in line order, by change id."""
     s = t.symbol_changes.c
