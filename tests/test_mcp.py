@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
+from mcp_servers import call, run_http, text_of
+from mcp_types import TextContent
 
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.store import Mutation, Store
@@ -120,28 +120,6 @@ def http_url(workspace: Workspace) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-def run_http(url: str, check: Check) -> None:
-    async def main() -> None:
-        async with streamable_http_client(url) as (read, write), \
-                ClientSession(read, write) as session:
-            await session.initialize()
-            await check(session)
-
-    anyio.run(main)
-
-
-async def call(session: ClientSession, name: str, args: dict[str, Any]) -> CallToolResult:
-    result = await session.call_tool(name, args)
-    assert isinstance(result, CallToolResult)
-    return result
-
-
-def text_of(result: CallToolResult) -> str:
-    [block] = result.content
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 async def records(session: ClientSession, **args: Any) -> list[dict[str, Any]]:
