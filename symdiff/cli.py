@@ -1,4 +1,9 @@
-"""The command line: thin click commands that parse, call the library, format."""
+"""The command line: thin click commands that parse, call the library, format.
+
+Over 400 lines: one command per job (index, watch, status, db, textdiff, serve, apply,
+history), each short; `changes` and the symbol commands live in cli_changes.py and
+cli_symbols.py.
+"""
 
 from __future__ import annotations
 

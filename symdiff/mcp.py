@@ -10,6 +10,10 @@ arguments typed `object` reach the library's own rules, and the rest are checked
 with strict types (no "yes" for true, no "3" for 3), its validation error rewritten by
 `_Server.call_tool`. A request whose JSON text is not Unicode (a lone surrogate) is answered at
 the transport, on stdio by `_Server.run_stdio_async` (see `symdiff.wire`).
+
+A little over 300 lines: the three tools' declarations (each with its argument descriptions, the
+schema an agent reads) and the error rewriting they share; their schemas are in mcpschema.py and
+the symbol tools in mcp_symbols.py.
 """
 
 from __future__ import annotations

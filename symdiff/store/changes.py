@@ -7,6 +7,9 @@ Reading order for cursors is (txid, id): `txid` is the writing transaction's id 
 (0 on SQLite, where writers are serialised, so ids grow in commit order). A page reads only
 below the oldest transaction still running (`_stable_bound`), so a record whose transaction
 began earlier but commits later is never passed over: cursors see every record exactly once.
+
+A little over 300 lines: the write and the read of a change, its filters and the cursor order
+must agree column by column, so they sit side by side.
 """
 
 from __future__ import annotations
