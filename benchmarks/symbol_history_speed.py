@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from query_latency import measure  # the same p50/p99 rule as the diff query's figures
 from sqlalchemy import func, select
 
 from symdiff.config import Settings
@@ -89,19 +89,6 @@ def fill(store: Store) -> None:
                 conn.execute(t.symbol_changes.insert(), symbols)
         conn.exec_driver_sql("ANALYZE")
     print(f"  filled {CHANGES:,} changes in {time.perf_counter() - started:.0f}s")
-
-
-def measure(fn: Callable[[], object], runs: int) -> tuple[float, float]:
-    """p50 and p99 in milliseconds, after a warm-up."""
-    for _ in range(min(20, runs)):
-        fn()
-    samples = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t0) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
 
 def main() -> None:
