@@ -1,30 +1,44 @@
 """The history import beside `git log --first-parent -M --numstat` over the same commits.
 
-    .venv/bin/python benchmarks/history_speed.py REPO [--since 720h | --max-commits N]
+    .venv/bin/python benchmarks/history_speed.py REPO [--since 720h | --max-commits N] [--runs N]
 
 REPO is any git repository (bare or not; e.g. a clone of elixir-lang/elixir). It is cloned
 (`--no-checkout --shared`) into a temporary directory; the window ends at the newest commit, so
 the figures do not drift with the date. Prints the wall time of `import_history` into a fresh
 SQLite database (the whole import: git's diffs, line counts, symbols, storing) beside the git
-command that prints the same files and counts, and the import without symbol extraction.
+command that prints the same files and counts, the import without symbol extraction, and the
+floor of any tree-sitter-based import: tree-sitter's parse alone of every distinct version of
+the changed files, each once. Wall and CPU time (this process's and git's, which is a child):
+CPU time is what other work on a shared machine disturbs least.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
+import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
+
+import pygit2
+from _caches import cold
+from pygit2.enums import SortMode
+from tree_sitter_language_pack import get_parser
 
 from symdiff import filechange
 from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
 from symdiff.history import import_history
+from symdiff.languages import language_for
 from symdiff.store import Store
 
+T = TypeVar("T")
 ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null"}
 
 
@@ -33,13 +47,55 @@ def git(root: Path, *args: str) -> str:
                           text=True).stdout  # fmt: skip
 
 
+Times = tuple[float, float]  # (wall, cpu) seconds
+
+
+def clocked(fn: Callable[[], T]) -> tuple[Times, T]:
+    """Wall time and CPU time (this process's and its children's: git runs as a child)."""
+    before, started = os.times(), time.perf_counter()
+    out = fn()
+    wall, after = time.perf_counter() - started, os.times()
+    cpu = sum(after[:4]) - sum(before[:4])
+    return (wall, cpu), out
+
+
+def median(runs: list[Times]) -> Times:
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
+
+
 def run_import(clone: Path, db: Path, since: timedelta | None, max_commits: int | None,
-               now: datetime) -> tuple[float, int, int]:  # fmt: skip
+               now: datetime) -> tuple[Times, int, int]:  # fmt: skip
     settings = Settings.resolve(str(clone), db=f"sqlite:///{db}")
+    db.unlink(missing_ok=True)
+    cold()  # every run parses as the first one does
     with Store(settings.db_url) as store:
-        started = time.perf_counter()
-        report = import_history(settings, store, since=since, max_commits=max_commits, now=now)
-        return time.perf_counter() - started, report.commits, report.recorded
+        times, report = clocked(lambda: import_history(settings, store, since=since,
+                                                       max_commits=max_commits, now=now))
+        return times, report.commits, report.recorded
+
+
+def parse_floor(clone: Path, commits: int) -> tuple[Times, int]:
+    """Seconds that tree-sitter alone takes to parse every distinct version (old and new) of the
+    files symdiff parses in the newest `commits` first-parent commits, each once; and how many."""
+    repo = pygit2.Repository(str(clone))
+    walker = repo.walk(repo.head.target, SortMode.NONE)
+    walker.simplify_first_parent()
+    blobs: dict[str, tuple[str, bytes]] = {}
+    for commit in itertools.islice(walker, commits):
+        base = commit.parents[0].tree if commit.parents else None
+        diff = base.diff_to_tree(commit.tree) if base else commit.tree.diff_to_tree(swap=True)
+        diff.find_similar()
+        for patch in diff.deltas:
+            for side in (patch.old_file, patch.new_file):
+                language = language_for(side.path)
+                if language is None or side.id.raw == bytes(20) or str(side.id) in blobs:
+                    continue
+                data = repo[side.id].read_raw()
+                if b"\0" not in data:
+                    blobs[str(side.id)] = (language, data)
+    parsers = {lang: get_parser(lang) for lang, _ in blobs.values()}  # type: ignore[arg-type]
+    times, _ = clocked(lambda: [parsers[language].parse(data) for language, data in blobs.values()])
+    return times, len(blobs)
 
 
 def main() -> None:
@@ -47,6 +103,7 @@ def main() -> None:
     parser.add_argument("repo", type=Path)
     parser.add_argument("--since", default=None, help="a Go duration (default 720h)")
     parser.add_argument("--max-commits", type=int, default=None)
+    parser.add_argument("--runs", type=int, default=1, help="median of this many runs")
     args = parser.parse_args()
     since_text = args.since or (None if args.max_commits else "720h")
     since = None if since_text is None else timedelta(
@@ -60,28 +117,39 @@ def main() -> None:
             limit.append(f"--since={int((newest - since).timestamp())}")
         if args.max_commits:
             limit.append(f"--max-count={args.max_commits}")
-        started = time.perf_counter()
-        out = git(clone, "log", "--first-parent", "--diff-merges=first-parent", "-M",
-                  "--numstat", "--format=%x00%H", *limit, "HEAD", "--")  # fmt: skip
-        peer = time.perf_counter() - started
+        log_args = ["log", "--first-parent", "--diff-merges=first-parent", "-M", "--numstat",
+                    "--format=%x00%H", *limit, "HEAD", "--"]  # fmt: skip
+        peers = [clocked(lambda: git(clone, *log_args)) for _ in range(args.runs)]
+        peer, out = median([t for t, _ in peers]), peers[0][1]
         commits = out.count("\0")
         lines = sum(1 for ln in out.splitlines() if ln and not ln.startswith("\0"))
-        ours, walked, recorded = run_import(clone, Path(tmp) / "a.db", since, args.max_commits,
-                                            newest)  # fmt: skip
+        db = Path(tmp) / "a.db"
+        runs = [run_import(clone, db, since, args.max_commits, newest) for _ in range(args.runs)]
+        ours, walked, recorded = median([r[0] for r in runs]), runs[0][1], runs[0][2]
         real = filechange.file_symbols
         filechange.file_symbols = lambda *a: ()  # type: ignore[assignment]
         try:
-            bare, _, _ = run_import(clone, Path(tmp) / "b.db", since, args.max_commits, newest)
+            bare = median([run_import(clone, db, since, args.max_commits, newest)[0]
+                           for _ in range(args.runs)])  # fmt: skip
         finally:
             filechange.file_symbols = real
+        floor = median([parse_floor(clone, walked)[0] for _ in range(args.runs)])
+        versions = parse_floor(clone, walked)[1]
         window = f"{since_text} before the newest commit" if since_text else ""
         print(f"{args.repo.name}: {walked} first-parent commits {window}"
               f"{'' if not args.max_commits else f' (at most {args.max_commits})'}; "
-              f"{recorded} records (git log: {commits} commits, {lines} numstat lines)")
-        print(f"history import:                     {ours:8.2f} s")
-        print(f"  without symbols:                  {bare:8.2f} s")
-        print(f"git log --first-parent -M --numstat: {peer:8.2f} s")
-        print(f"ratio: {ours / peer:.2f}x  (without symbols: {bare / peer:.2f}x)")
+              f"{recorded} records (git log: {commits} commits, {lines} numstat lines); "
+              f"median of {args.runs}")
+        print("                                         wall      cpu")
+        rows = [("history import", ours), ("  without symbols", bare),
+                ("git log --first-parent -M --numstat", peer),
+                (f"tree-sitter parse alone ({versions} versions)", floor)]  # fmt: skip
+        for label, (wall, cpu) in rows:
+            print(f"{label:38} {wall:7.2f} s {cpu:7.2f} s")
+        print(f"ratio to git log, wall: {ours[0] / peer[0]:.2f}x (without symbols "
+              f"{bare[0] / peer[0]:.2f}x, parse alone {floor[0] / peer[0]:.2f}x)")
+        print(f"ratio to git log, cpu:  {ours[1] / peer[1]:.2f}x (without symbols "
+              f"{bare[1] / peer[1]:.2f}x, parse alone {floor[1] / peer[1]:.2f}x)")
 
 
 if __name__ == "__main__":

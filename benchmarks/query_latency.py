@@ -71,14 +71,18 @@ def fill(store: Store) -> None:
     started = time.perf_counter()
     change_id = 0
     with store.engine.connect() as conn:
+        with conn.begin():  # revision 0006: a symbol row names a (name, kind) row
+            conn.execute(t.symbol_names.insert(), [
+                {"id": k + 1, "name": f"Cls{k}.method{k}", "kind": "method"}
+                for k in range(SYMBOLS_PER_CHANGE)])  # fmt: skip
         for first in range(0, CHANGES, BATCH):
             changes, symbols = [], []
             for _ in range(first, min(first + BATCH, CHANGES)):
                 change_id += 1
                 path, scope = files[rng.randrange(FILES)]
                 mine = [{
-                    "change_id": change_id, "ordinal": k, "name": f"Cls{k}.method{k}",
-                    "kind": "method", "change_type": "modified", "start_line": 10 * k + 1,
+                    "change_id": change_id, "ordinal": k, "name_id": k + 1,
+                    "change_type": "m", "start_line": 10 * k + 1,
                     "end_line": 10 * k + 8, "renamed_from": None, "renamed_to": None,
                 } for k in range(SYMBOLS_PER_CHANGE)]
                 symbols.extend(mine)
@@ -177,7 +181,7 @@ def main() -> None:
     opts = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
     (CACHE / ".gitignore").write_text("*\n")
-    url = f"sqlite:///{CACHE / 'query_latency.db'}"
+    url = f"sqlite:///{CACHE / 'query_latency_0006.db'}"
     with Store(url) as store:
         bench("SQLite", store, url, opts.runs)
     if not opts.skip_postgres:

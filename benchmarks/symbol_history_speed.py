@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/symbol_history_speed.py [--runs 300]
 
-Fills a SQLite database (cached as benchmarks/.cache/symbol_history.db) with 1,000,000 changes
+Fills a SQLite database (cached as benchmarks/.cache/symbol_history_0006.db) with 1,000,000 changes
 to 50,000 files over 30 days, as benchmarks/query_latency.py does, but with 3,000,000 symbol
 rows whose names are each file's own methods (`pkgN.modM.Cls.methodK`, ten per file), so a
 name has a handful of versions, as real code does; one name (`hot.Cls.method`) has 1,000. Then
@@ -40,7 +40,7 @@ BATCH = 20_000
 ROOT = Path("/bench/workspace")
 HOST = "bench-host"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-CACHE = Path(__file__).parent / ".cache" / "symbol_history.db"
+CACHE = Path(__file__).parent / ".cache" / "symbol_history_0006.db"
 
 
 def _path(i: int) -> str:
@@ -64,18 +64,23 @@ def fill(store: Store) -> None:
     span_us = DAYS * 86_400 * 1_000_000
     instants = sorted(start_us + rng.randrange(span_us) for _ in range(CHANGES))
     started = time.perf_counter()
+    name_ids: dict[str, int] = {}  # revision 0006: a symbol row names a (name, kind) row
     with store.engine.connect() as conn:
         for first in range(0, CHANGES, BATCH):
-            changes, symbols = [], []
+            changes, symbols, new_names = [], [], []
             for change_id in range(first + 1, min(first + BATCH, CHANGES) + 1):
                 hot = change_id % HOT_EVERY == 0
                 f = rng.randrange(FILES)
                 path = "src/hot.py" if hot else _path(f)
                 ks = sorted(rng.sample(range(METHODS), SYMBOLS_PER_CHANGE))
                 names = ["hot.Cls.method"] if hot else [_name(f, k) for k in ks]
+                for name in names:
+                    if name not in name_ids:
+                        name_ids[name] = len(name_ids) + 1
+                        new_names.append({"id": name_ids[name], "name": name, "kind": "method"})
                 symbols.extend({
-                    "change_id": change_id, "ordinal": n, "name": name, "kind": "method",
-                    "change_type": "modified", "start_line": 10 * n + 1, "end_line": 10 * n + 8,
+                    "change_id": change_id, "ordinal": n, "name_id": name_ids[name],
+                    "change_type": "m", "start_line": 10 * n + 1, "end_line": 10 * n + 8,
                     "renamed_from": None, "renamed_to": None,
                 } for n, name in enumerate(names))  # fmt: skip
                 changes.append({
@@ -85,6 +90,8 @@ def fill(store: Store) -> None:
                     "scope": "impl", "language": "python", "old_hash": None, "new_hash": None,
                 })  # fmt: skip
             with conn.begin():
+                if new_names:
+                    conn.execute(t.symbol_names.insert(), new_names)
                 conn.execute(t.changes.insert(), changes)
                 conn.execute(t.symbol_changes.insert(), symbols)
         conn.exec_driver_sql("ANALYZE")

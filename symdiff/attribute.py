@@ -39,10 +39,17 @@ class _Side:
         self.symbols = tuple(symbols)
         self.lines = source.split(b"\n")
         self._split = _split_shared_lines(self.symbols, source, self.lines)
-        self._own_lines: list[list[int]] = [[] for _ in self.symbols]
-        for line_no, idx in enumerate(_owners(self.symbols, len(self.lines)), start=1):
-            if idx >= 0 and line_no not in self._split.shared:
-                self._own_lines[idx].append(line_no)
+        self.own_lines: list[list[int]] = [[] for _ in self.symbols]
+        line_no = 1
+        for idx, run in itertools.groupby(_owners(self.symbols, len(self.lines))):
+            count = len(list(run))  # runs of one owner: a Python step per run, not per line
+            if idx >= 0:
+                self.own_lines[idx].extend(range(line_no, line_no + count))
+            line_no += count
+        if self._split.shared:
+            self.own_lines = [[n for n in own if n not in self._split.shared]
+                              for own in self.own_lines]  # fmt: skip
+        self.pieces = self._split.pieces
         self._own: dict[int, tuple[bytes, ...]] = {}
         self._body: dict[int, tuple[bytes, ...]] = {}
 
@@ -53,7 +60,7 @@ class _Side:
         bytes (see `_split_shared_lines`).
         """
         if i not in self._own:
-            lines = _numbered(self.lines, self._own_lines[i])
+            lines = _numbered(self.lines, self.own_lines[i])
             self._own[i] = _normalise(lines, self._split.pieces.get(i, ()))
         return self._own[i]
 
@@ -94,8 +101,9 @@ def symbol_changes(
             return list(hit)
     from symdiff.extract import extract  # the extractor imports tree-sitter; keep this module light
 
-    old_symbols = extract(language, old) if old is not None else []
-    new_symbols = extract(language, new) if new is not None else []
+    # Each side may be parsed incrementally from the other's tree (extract's `base`).
+    old_symbols = extract(language, old, base=new) if old is not None else []
+    new_symbols = extract(language, new, base=old) if new is not None else []
     old_source = old if old is not None else b""
     new_source = new if new is not None else b""
     if diff is None:
@@ -149,12 +157,13 @@ def attribute(
     to_new_line = _line_mapper(diff)
     pairs = _match(old, new, to_new_line)
     renames = _renames(old, new, pairs)
+    kept = _kept_lines(diff, len(old.lines))
 
     changes: list[SymbolChange] = []
     matched_old = set(pairs)
     matched_new = set(pairs.values())
     for i, j in pairs.items():
-        kind = _pair_change(old, new, i, j)
+        kind = _pair_change(old, new, i, j, kept)
         if kind is not None:
             changes.append(_record(new.symbols[j], kind))
     for j, sym in enumerate(new.symbols):
@@ -193,13 +202,43 @@ def _record(
     )
 
 
-def _pair_change(old: _Side, new: _Side, i: int, j: int) -> SymbolChangeType | None:
+def _pair_change(
+    old: _Side, new: _Side, i: int, j: int, kept: Sequence[int]
+) -> SymbolChangeType | None:
     """The change type of a matched pair, or None when it is unchanged (or merely moved)."""
     if old.symbols[i].signature != new.symbols[j].signature:
         return SymbolChangeType.SIGNATURE_CHANGED
+    if _same_own_lines(old, new, i, j, kept):
+        return None  # the very same lines: their texts are equal without building them
     if old.own(i) != new.own(j):
         return SymbolChangeType.MODIFIED
     return None
+
+
+def _kept_lines(diff: LineDiff, old_count: int) -> list[int]:
+    """For every old line number, its line number in the new version when the diff leaves it
+    untouched, else 0 (index 0 unused)."""
+    kept = [0] * (old_count + 1)
+    shift = 0
+    pos = 1  # the first old line not yet mapped
+    for h in diff.hunks:
+        first_changed = h.old_start if h.old_count else h.old_start + 1
+        stop = min(first_changed, old_count + 1)
+        kept[pos:stop] = range(pos + shift, stop + shift)
+        pos = max(pos, first_changed + h.old_count)
+        shift += h.new_count - h.old_count
+    if pos <= old_count:
+        kept[pos:] = range(pos + shift, old_count + 1 + shift)
+    return kept
+
+
+def _same_own_lines(old: _Side, new: _Side, i: int, j: int, kept: Sequence[int]) -> bool:
+    """Whether symbol j owns exactly the lines, untouched by the diff, that symbol i owns (and
+    neither owns pieces of shared lines): then `own` would build the same text on both sides."""
+    if i in old.pieces or j in new.pieces:
+        return False
+    mine, theirs = old.own_lines[i], new.own_lines[j]
+    return len(mine) == len(theirs) and [kept[n] for n in mine] == theirs
 
 
 # --- the text of a symbol ---------------------------------------------------------------------

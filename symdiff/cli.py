@@ -42,6 +42,11 @@ ignore_option = click.option(
     help="Extra gitignore-style pattern to ignore (repeatable; also $SYMDIFF_IGNORE, "
     "comma-separated).",
 )
+keep_option = click.option(
+    "--keep", "keep", metavar="DURATION", default=None,
+    help="Keep records this long, a Go duration (default: $SYMDIFF_KEEP, else 2160h = 90 "
+    "days); older ones and the snapshots nothing needs are collected.",
+)
 test_option = click.option(
     "--test-pattern", "test_patterns", multiple=True, metavar="PATTERN",
     help="Extra gitignore-style pattern that marks test files (repeatable; `!pat` makes a "
@@ -111,16 +116,18 @@ def _count(n: int, noun: str) -> str:
               help="Print no line per change; log only warnings and errors.")
 @click.option("--no-history", "no_history", is_flag=True,
               help="Do not import the last 720h of git history after the start pass.")
+@keep_option
 def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
               test_patterns: tuple[str, ...], settle_ms: int | None, rescan_s: float,
-              quiet: bool, no_history: bool) -> None:
+              quiet: bool, no_history: bool, keep: str | None) -> None:
     """Watch ROOT (default: .) in the foreground and record every change until Ctrl-C.
 
     Prints one line per recorded change on stdout (time, change, path, +/-, symbols, who made
     it); the log goes to stderr. Every start reconciles what changed while no daemon ran (the
     first takes a baseline). In a git work tree it then imports the last 720h of history in
-    the background (`symdiff history import`; --no-history skips it). One daemon per
-    workspace; SIGINT/SIGTERM record pending events, then exit.
+    the background (`symdiff history import`; --no-history skips it). Records older than
+    --keep are collected daily (`symdiff db gc`). One daemon per workspace; SIGINT/SIGTERM
+    record pending events, then exit.
     """
     from symdiff.daemon import watch
 
@@ -129,7 +136,7 @@ def watch_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
     logging.basicConfig(level=logging.WARNING if quiet else logging.INFO, handlers=[handler])
     logging.getLogger("alembic").setLevel(logging.WARNING)
     settings = Settings.resolve(root, db=db, ignore=ignore, test_patterns=test_patterns,
-                                settle_ms=settle_ms)
+                                settle_ms=settle_ms, keep=keep)
     try:
         watch(settings, show_progress=True, poll_s=rescan_s,
               on_changes=None if quiet else _change_printer(), history=not no_history)
@@ -401,14 +408,18 @@ def history_import_cmd(root: str | None, db: str | None, test_patterns: tuple[st
 
 
 def _more_commands() -> None:
-    """`changes` (symdiff.cli_changes) and `log`, `show`, `restore` (symdiff.cli_symbols) live
-    in modules of their own; they use `fail` and the options above, so they are added once
-    this module is loaded."""
+    """`changes` (symdiff.cli_changes), `log`, `show`, `restore` (symdiff.cli_symbols) and `ui`
+    (symdiff.cli_ui) live in modules of their own; they use `fail` and the options above, so
+    they are added once this module is loaded."""
     from symdiff.cli_changes import changes_cmd
     from symdiff.cli_symbols import log_cmd, restore_cmd, show_cmd
+    from symdiff.cli_ui import ui_cmd
 
-    for command in (changes_cmd, log_cmd, show_cmd, restore_cmd):
+    for command in (changes_cmd, log_cmd, show_cmd, restore_cmd, ui_cmd):
         cli.add_command(command)
+    from symdiff.cli_db import gc_cmd
+
+    db_group.add_command(gc_cmd)
 
 
 _more_commands()

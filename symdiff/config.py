@@ -7,10 +7,14 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from symdiff.duration import parse_go_duration
 from symdiff.errors import InvalidArgs
 
 MAX_FILE_SIZE = 4 * 1024 * 1024
 STATE_DIR = ".symdiff"
+# How long records are kept (docs/retention.md): 90 days, three times the diff query's 720h,
+# so a definition's history (symdiff log / restore) reaches past the last month.
+DEFAULT_KEEP = "2160h"
 
 
 def _default_root(root: str | os.PathLike[str] | None) -> Path:
@@ -59,6 +63,19 @@ def _default_settle_ms(settle_ms: int | None) -> int:
     return value
 
 
+def _default_keep_us(keep: str | None) -> int:
+    """The retention window in microseconds: a positive Go duration (`--keep`, SYMDIFF_KEEP)."""
+    source = "keep" if keep is not None else "SYMDIFF_KEEP"
+    raw = keep if keep is not None else os.environ.get("SYMDIFF_KEEP") or DEFAULT_KEEP
+    try:
+        ns = parse_go_duration(raw)
+    except InvalidArgs as exc:
+        raise InvalidArgs(f"{source}: {exc.reason}; e.g. \"2160h\" for 90 days") from None
+    if ns < 3_600_000_000_000:
+        raise InvalidArgs(f"{source} must be at least 1h, got {raw!r}")
+    return ns // 1000
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything a symdiff operation needs to know about its workspace."""
@@ -70,6 +87,7 @@ class Settings:
     test_patterns: tuple[str, ...] = ()
     max_file_size: int = MAX_FILE_SIZE
     settle_ms: int = 40
+    keep_us: int = 2160 * 3600 * 1_000_000  # records older than this are collected
 
     @classmethod
     def resolve(
@@ -82,11 +100,13 @@ class Settings:
         test_patterns: tuple[str, ...] = (),
         settle_ms: int | None = None,
         nearest: bool = False,
+        keep: str | None = None,
     ) -> Settings:
         """Build Settings; `None` means "ask the environment, then the default".
 
         `nearest`: the default database is that of the nearest workspace at or above the root
-        (a reader asking from a subdirectory), not `<root>/.symdiff/index.db`.
+        (a reader asking from a subdirectory), not `<root>/.symdiff/index.db`. `keep`: the
+        retention window, a Go duration (default $SYMDIFF_KEEP, else 2160h).
         """
         r = _default_root(root)
         return cls(
@@ -96,4 +116,5 @@ class Settings:
             ignore=ignore + _split_env("SYMDIFF_IGNORE"),
             test_patterns=test_patterns + _split_env("SYMDIFF_TEST_PATTERNS"),
             settle_ms=_default_settle_ms(settle_ms),
+            keep_us=_default_keep_us(keep),
         )

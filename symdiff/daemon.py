@@ -32,6 +32,7 @@ from symdiff.indexer import Notices, Progress, Report, check_root, reconcile
 from symdiff.lock import now_text, workspace_lock
 from symdiff.model import FileChange, Origin, Provenance
 from symdiff.origins import BatchOrigins
+from symdiff.retention import Collector
 from symdiff.status import STATUS_FILE
 from symdiff.store import Store
 from symdiff.sync import COOKIE_DIR
@@ -45,6 +46,7 @@ MAX_BACKOFF_S = 30.0
 ISOLATE_AFTER = 3  # failed attempts of a batch (not database outages) before splitting it
 LOG_EVERY_S = 60.0
 HEALTH_S = 1.0  # how often the loop checks that watchdog's threads are alive
+REFRESH_S = 0.25  # how often an idle loop in a git work tree refreshes the git state
 FLUSH_WAIT_S = 2.0
 GIT_TAIL_S = 30.0  # a git batch takes in what keeps arriving, each settle window, up to this
 PROGRESS_EVERY_S = 0.5  # how often the start pass's progress is written to the status file
@@ -80,12 +82,15 @@ class Daemon:
 
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
                  max_delay_s: float = 1.0, on_changes: OnChanges | None = None,
-                 history: bool = False) -> None:
+                 history: bool = False, retention: bool = True) -> None:
         """`on_changes` is called with the changes of every recorded batch (the foreground
         watcher prints them); an error in it stops the calls, never the recording. `history`:
-        import the last 720h of git history in the background after the start pass."""
+        import the last 720h of git history in the background after the start pass.
+        `retention`: collect records older than `settings.keep_us` daily, and at start when
+        overdue (retention.py)."""
         self.settings = settings
         self.history = history
+        self.retention = retention
         self.on_changes = on_changes
         self.poll_s = poll_s
         self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
@@ -115,6 +120,7 @@ class Daemon:
             self.stats.started_at = str(info["started_at"])
             store = self._store = Store(self.settings.db_url)
             self._origins = BatchOrigins(self.settings.root)
+            collector: Collector | None = None
             try:
                 self._start_watching()
                 self._start_reconcile(show_progress)
@@ -124,11 +130,16 @@ class Daemon:
                     from symdiff.history import import_in_background
 
                     import_in_background(self.settings)
+                if self.retention:
+                    collector = Collector(self.settings)  # daily, and now if overdue
+                    collector.start()
                 log.info("watching %s (%s)", self.settings.root,
                          "degraded: periodic rescans" if self.stats.degraded else "inotify")
                 self._loop()
                 self._flush()
             finally:
+                if collector is not None:
+                    collector.stop(FLUSH_WAIT_S)
                 if self._watcher is not None:
                     self._watcher.stop()
                 store.close()
@@ -187,6 +198,8 @@ class Daemon:
         last_log, last_events = time.monotonic(), 0
         while not self._stop.is_set():
             timeout = min(self.poll_s, HEALTH_S) if self.stats.degraded else HEALTH_S
+            if self._origins is not None and self._origins.in_git:
+                timeout = min(timeout, REFRESH_S)
             batch = self.dirty.take(timeout)
             if self._stop.is_set():
                 self.dirty.restore(batch)
@@ -200,6 +213,8 @@ class Daemon:
                 self._reconcile(batch)
                 if batch.full or batch.paths:
                     self._check_watches(batch)
+            elif self._origins is not None and self.dirty.idle():
+                self._origins.refresh()  # a ref-only git command must not claim the next edit
             elapsed = time.monotonic() - last_log
             if elapsed >= LOG_EVERY_S:
                 rate = (self.stats.events - last_events) / elapsed

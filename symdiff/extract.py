@@ -12,6 +12,7 @@ from typing import cast
 from tree_sitter import Parser, Query
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
+from symdiff import reparse
 from symdiff.languages import family_module
 from symdiff.languages.engine import Family, definition_query, error_bytes, walk
 from symdiff.model import Symbol
@@ -49,25 +50,32 @@ def _family(language: str) -> tuple[Family, Query] | None:
     return family, definition_query(family, get_language(cast(SupportedLanguage, language)))
 
 
-def extract(language: str, source: bytes) -> list[Symbol]:
+def extract(language: str, source: bytes, *, base: bytes | None = None) -> list[Symbol]:
     """The definitions in `source`, ordered by start line; [] for a language we do not parse.
 
-    Never raises on bad input: a file with syntax errors yields whatever still parses.
+    `base`: a text that `source` was probably edited from (the other version of a changed
+    file); while its tree is held (reparse.py), `source` is parsed incrementally from it. The
+    answer is the same either way. Never raises on bad input: a file with syntax errors yields
+    whatever still parses.
     """
     if _family(language) is None:
         return []
-    digest = hashlib.blake2b(source, digest_size=16).digest()
-    return list(_cached(language, digest, source))
+    digest = _digest(source)
+    return list(_cached(language, digest, source, None if base is None else _digest(base)))
 
 
-def _cached(language: str, digest: bytes, source: bytes) -> tuple[Symbol, ...]:
+def _digest(source: bytes) -> bytes:
+    return hashlib.blake2b(source, digest_size=16).digest()
+
+
+def _cached(language: str, digest: bytes, source: bytes, base: bytes | None) -> tuple[Symbol, ...]:
     with _cache_lock:
         hit = _cache.get((language, digest))
         if hit is not None:
             _cache.move_to_end((language, digest))
             return hit
     global _cache_held
-    symbols = tuple(extract_uncached(language, source))
+    symbols = tuple(_extract(language, source, digest, base))
     if len(symbols) > CACHE_SYMBOLS // 4:
         return symbols  # one huge file would evict everything else
     with _cache_lock:
@@ -81,14 +89,19 @@ def _cached(language: str, digest: bytes, source: bytes) -> tuple[Symbol, ...]:
 
 
 def extract_uncached(language: str, source: bytes) -> list[Symbol]:
-    """`extract` without its content cache: always parses (for benchmarks)."""
+    """`extract` without its caches: always parses from scratch (for benchmarks and tests)."""
+    return _extract(language, source, None, None)
+
+
+def _extract(language: str, source: bytes, key: bytes | None, base: bytes | None) -> list[Symbol]:
     found = _family(language)
     if found is None:
         return []
     family, query = found
     # The tree of a masked text places definitions; signatures are cut from the source itself.
     parser = _parser(language)
-    tree = parser.parse(source if family.mask is None else family.mask(source))
+    text = source if family.mask is None else family.mask(source)
+    tree = reparse.parse(parser, language, text, key, base)
     if tree.root_node.has_error and family.recover is not None:
         again = parser.parse(family.recover(source))
         if error_bytes(again.root_node) < error_bytes(tree.root_node):

@@ -27,6 +27,7 @@ from symdiff.errors import InvalidArgs
 from symdiff.filechange import build_change
 from symdiff.gitdiff import file_deltas
 from symdiff.gitstate import Repo, open_repo
+from symdiff.lock import history_lock
 from symdiff.model import FileChange, Origin
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
@@ -69,7 +70,13 @@ def import_history(
         raise InvalidArgs(f"max-commits must be a positive integer, got {max_commits}")
     cutoff = None if since is None else (now or datetime.now(UTC)) - since
     ws = store.ensure_workspace(str(settings.root), settings.host)
-    have = imported_keys(store, ws.id)
+    with history_lock(settings.root):  # one import of a workspace at a time (lock.py)
+        return _import(repo, settings, store, ws.id, cutoff, max_commits)
+
+
+def _import(repo: Repo, settings: Settings, store: Store, workspace_id: int,
+            cutoff: datetime | None, max_commits: int | None) -> ImportReport:  # fmt: skip
+    have = imported_keys(store, workspace_id)
     prefix = _prefix(repo, settings)
     commits = recorded = already = 0
     batch: list[Mutation] = []
@@ -83,9 +90,9 @@ def import_history(
             batch.append(Mutation(change=change))
             have.add((sha, change.path))
         if len(batch) >= _BATCH:
-            recorded += len(store.apply(ws.id, batch))
+            recorded += len(store.apply(workspace_id, batch))
             batch = []
-    recorded += len(store.apply(ws.id, batch))
+    recorded += len(store.apply(workspace_id, batch))
     return ImportReport(commits, recorded, already)
 
 

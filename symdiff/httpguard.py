@@ -1,4 +1,5 @@
-"""The door of `symdiff serve --http`: who may reach the MCP endpoint, checked before the SDK.
+"""The door of `symdiff serve --http`: who may reach the MCP endpoint, checked before the SDK
+(and of `symdiff ui`, the live page, with the same rules: symdiff/ui/server.py).
 
 Every request, on any path, passes three checks in this order; a refusal's body is a JSON-RPC
 error saying what to do, which an MCP client shows as the error of the call it made:
@@ -26,16 +27,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
-from mcp_types import INVALID_REQUEST
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from symdiff.wire import reply_to
-
 if TYPE_CHECKING:
     from mcp.server import MCPServer
+
+# The MCP SDK loads where it is used (a refusal, a POST body, serve_http), not with the door:
+# `symdiff ui` passes through the same door and runs without the SDK.
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
@@ -114,6 +114,8 @@ def _host_name(header: str) -> str:
 
 
 def _refusal(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    from mcp_types import INVALID_REQUEST
+
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -121,10 +123,15 @@ def _refusal(status: int, message: str, headers: dict[str, str] | None = None) -
 class HttpGuard:
     """ASGI middleware: the checks above, then the wrapped app."""
 
-    def __init__(self, app: ASGIApp, options: HttpOptions) -> None:
+    def __init__(self, app: ASGIApp, options: HttpOptions, *, command: str = "symdiff serve",
+                 token_help: str | None = None) -> None:
         self._app = app
         self._hosts = _allowed_names(options)
         self._token = None if not options.token else options.token.encode()
+        self._command = command  # named in the refusals: the command to start differently
+        self._token_help = token_help or (
+            "send the header 'Authorization: Bearer <token>' with the token given to "
+            f"{command} (--token or SYMDIFF_TOKEN) or printed by it on stderr")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -147,7 +154,7 @@ class HttpGuard:
         if not host or _host_name(host) not in self._hosts:
             return _refusal(421, (
                 f"host not allowed: the Host header is {host!r}; this server answers to "
-                f"{', '.join(sorted(self._hosts))} (start symdiff serve with --allow-host "
+                f"{', '.join(sorted(self._hosts))} (start {self._command} with --allow-host "
                 "NAME to accept another name)"))
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
@@ -158,10 +165,8 @@ class HttpGuard:
             return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not given.strip():
-            return _refusal(401, (
-                "unauthorized: send the header 'Authorization: Bearer <token>' with the token "
-                "given to symdiff serve (--token or SYMDIFF_TOKEN) or printed by it on stderr"),
-                {"WWW-Authenticate": 'Bearer realm="symdiff"'})
+            return _refusal(401, f"unauthorized: {self._token_help}",
+                            {"WWW-Authenticate": 'Bearer realm="symdiff"'})
         # Header values reach Starlette as latin-1; these are the bytes the client sent.
         if not hmac.compare_digest(given.strip().encode("latin-1"), self._token):
             return _refusal(401, "unauthorized: wrong bearer token",
@@ -181,6 +186,10 @@ class HttpGuard:
 async def _unicode_checked(receive: Receive) -> tuple[Response | None, Receive]:
     """Read a POST body (at most the SDK's cap): the reply when its JSON text holds a lone
     surrogate, and a `receive` that hands the body on unchanged."""
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+    from symdiff.wire import reply_to
+
     chunks: list[bytes] = []
     size = 0
     more = True
@@ -214,6 +223,7 @@ async def _unicode_checked(receive: Receive) -> tuple[Response | None, Receive]:
 def serve_http(server: MCPServer, options: HttpOptions) -> None:
     """Serve `server` over streamable HTTP at `options.url`, behind the guard, until stopped."""
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
     app = server.streamable_http_app(
         host=options.host,

@@ -24,6 +24,7 @@ from symdiff.model import ChangeType, FileChange, Origin, Provenance
 from symdiff.reader import NotRegular, ReadResult, read_file
 from symdiff.store import FileState, Mutation, Store, Workspace
 from symdiff.store.blobs import Blob, git_binary, hash_only, pack
+from symdiff.store.deltas import Snapshot, against
 from symdiff.timestamps import format_us
 
 log = logging.getLogger(__name__)
@@ -135,10 +136,24 @@ def _state(seen: _Seen) -> FileState:
     )
 
 
-def _old_text(store: Store, digest: str | None) -> bytes | None:
+def _before(p: _Pass, old_hash: str | None, new: _Seen | None) -> Snapshot | None:
+    """The stored version a change starts from; None when there is none, it is kept by hash
+    only, or the content did not change."""
+    if old_hash is None or (new is not None and new.result.digest == old_hash):
+        return None
+    return p.store.snapshot(old_hash)
+
+
+def _old_text(old: Snapshot | None) -> bytes | None:
     """Text of a stored snapshot; None when absent, binary or kept by hash only."""
-    data = store.get_blob(digest) if digest else None
-    return None if data is None or git_binary(data) else data
+    return None if old is None or git_binary(old.data) else old.data
+
+
+def _compact(seen: _Seen, old_hash: str, old: Snapshot | None) -> Blob:
+    """The new version as a delta against the one it replaces, where that pays."""
+    if old is None or seen.result.content is None or git_binary(old.data):
+        return seen.blob
+    return against(seen.blob, seen.result.content, old_hash, old)
 
 
 def _new_text(seen: _Seen | None) -> bytes | None:
@@ -156,10 +171,11 @@ def _record(
     old_path: str | None,
     old_hash: str | None,
     new: _Seen | None,
+    before: Snapshot | None,
 ) -> FileChange:
-    """Build one change record from the old snapshot and the new read."""
+    """Build one change record from the old snapshot (`before`) and the new read."""
     new_hash = new.result.digest if new is not None else None
-    old = _old_text(p.store, old_hash) if old_hash != new_hash else None
+    old = _old_text(before) if old_hash != new_hash else None
     new_text = _new_text(new) if old_hash != new_hash else None
     origin, origin_info = _origin(p, path, new)
     return build_change(kind, path, old_path=old_path, old=old, new=new_text,
@@ -349,8 +365,11 @@ def _examine(p: _Pass, rel: str) -> Mutation | None:
         return None
     if old.blob_hash == seen.result.digest:
         return Mutation(upserts=(_state(seen),))
-    change = _record(p, ChangeType.MODIFY, rel, old_path=None, old_hash=old.blob_hash, new=seen)
-    return Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change)
+    before = _before(p, old.blob_hash, seen)
+    change = _record(p, ChangeType.MODIFY, rel, old_path=None, old_hash=old.blob_hash, new=seen,
+                     before=before)  # fmt: skip
+    blob = _compact(seen, old.blob_hash, before)
+    return Mutation(upserts=(_state(seen),), blobs=(blob,), change=change)
 
 
 def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutation]:
@@ -359,12 +378,15 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
     for old_path, new_path in _pair_renames(p.gone, p.added, moves):
         seen = p.added.pop(new_path)
         old = p.gone.pop(old_path)
+        before = _before(p, old.blob_hash, seen)
         change = _record(p, ChangeType.RENAME, new_path, old_path=old_path,
-                         old_hash=old.blob_hash, new=seen)  # fmt: skip
-        muts.append(Mutation(upserts=(_state(seen),), deletes=(old_path,), blobs=(seen.blob,),
+                         old_hash=old.blob_hash, new=seen, before=before)  # fmt: skip
+        blob = _compact(seen, old.blob_hash, before)
+        muts.append(Mutation(upserts=(_state(seen),), deletes=(old_path,), blobs=(blob,),
                              change=change))  # fmt: skip
     for rel, seen in sorted(p.added.items()):
-        change = _record(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen)
+        change = _record(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen,
+                         before=None)  # fmt: skip
         muts.append(Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change))
     for rel, old in sorted(p.gone.items()):
         try:
@@ -380,7 +402,7 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
             continue
         # Gone, or a directory now stands where the file was: either way the file was deleted.
         change = _record(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
-                         new=None)  # fmt: skip
+                         new=None, before=_before(p, old.blob_hash, None))  # fmt: skip
         muts.append(Mutation(deletes=(rel,), change=change))
     return muts
 

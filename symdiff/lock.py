@@ -91,3 +91,28 @@ def running(root: Path) -> dict[str, object] | None:
             return None
         fcntl.flock(f, fcntl.LOCK_UN)
         return None
+
+
+HISTORY_LOCK = "history.lock"
+
+
+@contextlib.contextmanager
+def history_lock(root: Path) -> Iterator[bool]:
+    """Hold the workspace's history-import lock, waiting while another import holds it.
+
+    Two imports of one workspace at once (two `symdiff history import`, or one beside the
+    watcher's) would each read which commits are already stored before the other wrote them,
+    and record them twice; held for a whole import, the lock makes the second read what the
+    first wrote. Yields False, unlocked, when `.symdiff/` cannot be written (a read-only tree
+    whose index lives elsewhere): an import alone is still right.
+    """
+    path = root / STATE_DIR / HISTORY_LOCK
+    try:
+        ensure_state_dir(path.parent)
+        f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole import
+    except OSError:
+        yield False
+        return
+    with f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # the kernel releases it when the holder exits or dies
+        yield True

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 LOCK_WAIT_S = 30.0  # how long a batch waits for a git command holding its lock to finish
 LOCK_POLL_S = 0.02
 GRACE_S = 0.1  # git moves HEAD and writes its reflog just after its last file write
+QUIET_S = 1.0  # an idle refresh waits this long after git's last ref write (see `refresh`)
 
 
 class BatchOrigins:
@@ -65,6 +66,42 @@ class BatchOrigins:
             log.warning("cannot read the git repository of %s; recording without git state",
                         self._repo.workdir, exc_info=True)
             return None
+
+    @property
+    def in_git(self) -> bool:
+        """Whether the tree is a git work tree (there is a state to refresh)."""
+        return self._repo is not None
+
+    def refresh(self) -> None:
+        """Take the repository's state as the next batch's "before" while the tree is idle.
+
+        A git command that writes no work-tree file (`git checkout -b`, `git commit`) closes no
+        batch; without this, the next edit, made seconds later by someone else, would be taken
+        for that command's. Called only when no event is pending; skipped while a git command
+        holds its lock or wrote a ref less than `QUIET_S` ago (a `git stash` writes its ref a
+        moment before the files it resets).
+        """
+        if self._repo is None or self._last is None:
+            return
+        try:
+            state = snapshot(self._repo)
+            if state.locked or self._recent_ref_write():
+                return
+        except Exception:  # as in _snapshot: keep the old state rather than fail the loop
+            return
+        self._last = state
+
+    def _recent_ref_write(self) -> bool:
+        assert self._repo is not None
+        now = time.time_ns()
+        for path in (self._repo.gitdir / "HEAD", self._repo.gitdir / "logs" / "HEAD",
+                     self._repo.commondir / "logs" / "refs" / "stash"):
+            try:
+                if now - path.stat().st_mtime_ns < QUIET_S * 1e9:
+                    return True
+            except OSError:
+                continue
+        return False
 
     def next(self, *, full: bool) -> Provenance:
         """The provenance of the batch closing now (`full`: a reconcile pass over the tree)."""

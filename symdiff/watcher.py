@@ -174,6 +174,11 @@ class DirtySet:
         now = self._clock()
         return max(0.0, min(self._last + self.settle_s, self._first + self.max_delay_s) - now)
 
+    def idle(self) -> bool:
+        """Whether no hint is pending (nothing has arrived since the last batch)."""
+        with self._cond:
+            return not self._pending()
+
     def take(self, timeout: float | None = None, *, settle: bool = True) -> Batch:
         """Wait until hints have settled and return them (empty after `timeout` or `wake`)."""
         deadline = None if timeout is None else self._clock() + timeout

@@ -410,3 +410,43 @@ def test_golden_pair(case: Path) -> None:
     expected = json.loads((case / "expected.json").read_text())
     got = symbol_changes(language, before.read_bytes(), after.read_bytes())
     assert [of_symbol(c) for c in got] == expected
+
+
+# --- the shortcut for pairs whose own lines the diff left alone --------------------------------
+
+
+def test_kept_lines_maps_untouched_old_lines_to_new_ones() -> None:
+    from symdiff import attribute as module
+
+    old = b"a\nb\nc\nd\ne\n"
+    new = b"a\nX\nc\nY\nZ\nd\ne\n"  # b replaced, two lines inserted after c
+    kept = module._kept_lines(diff_lines(old, new), len(old.split(b"\n")))
+    assert kept[1:6] == [1, 0, 3, 6, 7]
+    assert module._kept_lines(diff_lines(b"", b"x\n"), 1)[1:] == [2]  # a file written whole
+
+
+def test_the_shortcut_gives_the_answers_of_the_full_comparison(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Edits of a real file: every pair the shortcut calls unchanged, the texts agree on."""
+    import random
+
+    from symdiff import attribute as module
+    from symdiff.extract import extract
+
+    source = (Path(__file__).parent / "fixtures" / "languages" / "python").glob("sample*")
+    text = next(iter(source)).read_bytes()
+    lines = text.split(b"\n")
+    rng = random.Random(7)
+    for _ in range(25):
+        a = rng.randrange(len(lines))
+        b = min(len(lines), a + rng.randrange(1, 6))
+        edited = [*lines[:a], *(b"    " + ln for ln in lines[a:b]), *lines[b:]]
+        if rng.random() < 0.5:
+            edited.insert(rng.randrange(len(edited)), b"x = 1")
+        new = b"\n".join(edited)
+        args = (extract("python", text), extract("python", new), text, new, diff_lines(text, new))
+        fast = attribute(*args)
+        with monkeypatch.context() as m:
+            m.setattr(module, "_same_own_lines", lambda *_: False)
+            assert attribute(*args) == fast

@@ -216,6 +216,37 @@ def test_the_cli(history: Path) -> None:
     assert bad.exit_code == 2 and "invalid_args: since:" in bad.stderr
 
 
+def test_two_imports_at_once_record_each_commit_once(repo: Path) -> None:
+    """Two `symdiff history import` processes started together: the second waits for the first
+    (lock.history_lock), then finds everything already there."""
+    import sys
+
+    git(repo, "checkout", "-q", "-b", "main")
+    body = "".join(f"def f{i}(a):\n    return a + {i}\n\n\n" for i in range(300))
+    for n in range(24):  # long enough that, unlocked, both would read the index before writing
+        (repo / "mod.py").write_text(body.replace(f"a + {n}\n", f"a - {n}\n"))
+        (repo / f"m{n}.py").write_text(f"def g{n}():\n    return {n}\n")
+        commit(repo, f"c{n}", 24 - n)
+    db = f"sqlite:///{repo.parent / 'db' / 'index.db'}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMDIFF_")}
+    cmd = [sys.executable, "-m", "symdiff", "history", "import", str(repo), "--db", db, "--json"]
+    procs = [subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(2)]  # fmt: skip
+    reports = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        reports.append(json.loads(out))
+    expected = oracle(repo)
+    assert sorted((r["recorded"], r["already"]) for r in reports) == [
+        (0, len(expected)), (len(expected), 0)]  # fmt: skip
+    settings = Settings.resolve(str(repo), db=db)
+    with Store(settings.db_url) as store:
+        changes = store.changes(ChangeFilter(None, 0, None, 1_000_000))
+    keys = [(str(c.origin_info["sha"]), c.path) for c in changes if c.origin_info is not None]
+    assert len(keys) == len(set(keys)) == len(expected)
+
+
 def test_renames_near_the_threshold_are_paired_as_git_pairs_them(repo: Path) -> None:
     """Forty files rewritten by 30-70%, moved, some to a shared basename: git's pairs exactly
     (libgit2's own similarity disagreed with git on such pairs)."""

@@ -56,3 +56,32 @@ def test_an_editor_write_is_watch_and_a_checkout_is_git(tmp_path: Path) -> None:
     assert moved.origin is Origin.GIT
     assert moved.origin_info is not None and moved.origin_info["operation"] == "checkout"
     assert batches.next(full=True).origin is Origin.SCAN  # a rescan with git unmoved
+
+
+def test_a_git_command_that_writes_no_file_does_not_claim_the_next_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`git checkout -b` and `git commit` close no batch; the idle refresh makes their state
+    the next batch's "before", so a person's edit a moment later is `watch`."""
+    monkeypatch.setattr(origins, "QUIET_S", 0.3)
+    repo = _repo(tmp_path / "repo")
+    batches = origins.BatchOrigins(repo)
+    batches.next(full=True)
+    git(repo, "checkout", "-qb", "feature")
+    batches.refresh()  # the ref was written just now: git may still be about to write files
+    (repo / "a.py").write_text("x = 2\n")
+    assert batches.next(full=False).origin is Origin.GIT  # within the quiet window: git's
+    git(repo, "commit", "-qam", "two")
+    time.sleep(0.4)
+    batches.refresh()  # idle and quiet: the commit's state becomes "before"
+    (repo / "a.py").write_text("x = 3\n")
+    edit = batches.next(full=False)
+    assert edit.origin is Origin.WATCH
+    assert edit.git is not None and edit.git["branch"] == "feature"
+    (repo / ".git" / "index.lock").write_text("")
+    git_head = git(repo, "rev-parse", "HEAD").strip()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # as if a checkout ran
+    time.sleep(0.4)
+    batches.refresh()  # a command holds the lock: the refresh must not take its state
+    (repo / ".git" / "index.lock").unlink()
+    moved = batches.next(full=False)
+    assert moved.origin is Origin.GIT and git_head != ""

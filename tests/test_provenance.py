@@ -5,6 +5,7 @@ has the right origin; none is recorded twice; none is missed."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,15 @@ def test_every_record_says_who_made_it(repo: Path) -> None:
 
         git(repo, "commit", "-qam", "work")  # a commit writes no file: no record
         assert history.new() == []
+        git(repo, "checkout", "-qb", "side")  # nor does a new branch: it claims no later edit
+        time.sleep(2.0)
+        (repo / "app.py").write_text("def main():\n    return 3\n")
+        [after_branch] = history.new()
+        assert (after_branch["origin"], after_branch["git"]["branch"]) == ("watch", "side")
+        git(repo, "commit", "-qam", "side work")
+        git(repo, "checkout", "-q", "main")
+        git(repo, "branch", "-D", "-q", "side")
+        assert summary(history.new()) == [("app.py", "git", "checkout")]
 
         # git checkout of another branch: `git`, the operation and both heads.
         before = git(repo, "rev-parse", "HEAD").strip()

@@ -23,7 +23,8 @@ from symdiff.store.migrate import current_revision, head_revision, upgrade
 from symdiff.store.schema import HEAD
 from symdiff.timestamps import format_us, from_us, to_us
 
-TABLES = {"workspaces", "blobs", "files", "changes", "symbol_changes", "alembic_version"}
+TABLES = {"workspaces", "blobs", "files", "changes", "symbol_changes", "symbol_names",
+          "provenance", "alembic_version"}
 
 
 def _change(path: str, ts: datetime, scope: Scope = Scope.IMPL) -> FileChange:
@@ -92,7 +93,7 @@ def test_a_round_1_database_upgrades_in_place(backend: str, request: pytest.Fixt
             columns = {c["name"] for c in inspect(conn).get_columns("changes")}
             assert "symbols" not in columns
             indexes = {i["name"] for i in inspect(conn).get_indexes("symbol_changes")}
-            assert "ix_symbol_changes_name" in indexes
+            assert "ix_symbol_changes_name_id" in indexes
         got = store.stored_changes(ChangeFilter(None, 0, None, 10))
     assert [c.record for c in got] == [
         {"path": "a.py", "old_path": None, "timestamp": format_us(to_us(ts) - 1),

@@ -10,6 +10,7 @@ that adding a language stays a declarative entry checked against a single walk.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -81,6 +82,10 @@ class Family:
     # Where definitions can sit, for a language whose definitions are statements (Python): the
     # walk then enters only these nodes, skipping the expressions that are most of a tree.
     containers: frozenset[str] = frozenset()
+    # The query that finds candidate nodes, when a predicate can drop in C most of the nodes
+    # whose handler would return None (Elixir: every expression is a call); default: every node
+    # of a handled type.
+    query: str | None = None
 
 
 def join_with(sep: str) -> Joiner:
@@ -138,6 +143,7 @@ _NEAR_PUNCT = re.compile(r" (?=[^\w\s])|(?<=[^\w\s]) ")
 _TRAILING_COMMA = re.compile(r",(?=[)\]}>])")
 
 
+@functools.lru_cache(maxsize=1 << 14)  # both versions of a file share most of their headers
 def normalise(raw: str) -> str:
     """Collapse whitespace runs, drop spaces next to punctuation and trailing commas."""
     return _TRAILING_COMMA.sub("", _NEAR_PUNCT.sub("", _SPACE.sub(" ", raw).strip()))
@@ -306,7 +312,9 @@ def error_bytes(root: Node) -> int:
 
 
 def definition_query(family: Family, language: Language) -> Query:
-    """A query capturing every node type that the family has a handler for."""
+    """A query capturing every node type that the family has a handler for (or its own)."""
+    if family.query is not None:
+        return Query(language, family.query)
     types = [
         t for t in family.handlers if t == "ERROR" or language.id_for_node_kind(t, True) is not None
     ]

@@ -1,7 +1,9 @@
 """Change records in SQL: the one statement that writes a change, the one read that serves it.
 
 A change is a row of `changes`; the definitions it touched are rows of `symbol_changes`,
-ordered by `ordinal` (SPEC.md's line order) and indexed by qualified name for lookups.
+ordered by `ordinal` (SPEC.md's line order), each naming a `symbol_names` row (name and kind,
+stored once); its `origin_info` and `git` are a `provenance` row shared by the records that
+carry the same pair.
 
 Reading order for cursors is (txid, id): `txid` is the writing transaction's id on PostgreSQL
 (0 on SQLite, where writers are serialised, so ids grow in commit order). A page reads only
@@ -25,6 +27,7 @@ from sqlalchemy.types import BigInteger, Text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, SymbolChangeType
 from symdiff.records import ChangeRecord, SymbolRecord, change_record, symbol_record
+from symdiff.store import interned
 from symdiff.store import tables as t
 from symdiff.timestamps import from_us, to_us
 
@@ -101,6 +104,30 @@ def _json(value: object) -> str | None:
 
 def insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
     """Write one change and its symbol rows; returns the change id."""
+    return insert_changes(conn, workspace_id, [c])[0]
+
+
+def insert_changes(conn: Connection, workspace_id: int, changes: Sequence[FileChange]
+                   ) -> list[int]:  # fmt: skip
+    """Write changes and their symbol rows in order; returns their ids. Their names and
+    provenance are looked up (or added) first, all at once, in sorted order: two PostgreSQL
+    writers adding the same new names never wait for each other crosswise."""
+    if not changes:
+        return []
+    interned.hold(conn)  # PostgreSQL: retention's delete of unused rows waits for this writer
+    names = interned.name_ids(conn, {(s.name, s.kind) for c in changes for s in c.symbols})
+    provenance: dict[tuple[str | None, str | None], int | None] = {}
+    ids = []
+    for c in changes:
+        pair = (_json(c.origin_info), _json(c.git))
+        if pair not in provenance:
+            provenance[pair] = interned.provenance_id(conn, *pair)
+        ids.append(_insert_one(conn, workspace_id, c, provenance[pair], names))
+    return ids
+
+
+def _insert_one(conn: Connection, workspace_id: int, c: FileChange, provenance_id: int | None,
+                names: dict[tuple[str, str], int]) -> int:  # fmt: skip
     res = conn.execute(
         t.changes.insert().values(
             workspace_id=workspace_id,
@@ -115,8 +142,7 @@ def insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
             old_hash=c.old_hash,
             new_hash=c.new_hash,
             origin=c.origin.value,
-            origin_info=_json(c.origin_info),
-            git=_json(c.git),
+            provenance_id=provenance_id,
             txid=_current_txid(conn),
         )
     )
@@ -128,9 +154,8 @@ def insert_change(conn: Connection, workspace_id: int, c: FileChange) -> int:
                 {
                     "change_id": change_id,
                     "ordinal": i,
-                    "name": s.name,
-                    "kind": s.kind,
-                    "change_type": s.change_type.value,
+                    "name_id": names[(s.name, s.kind)],
+                    "change_type": t.SYMBOL_CHANGE_CODES[s.change_type.value],
                     "start_line": s.start_line,
                     "end_line": s.end_line,
                     "renamed_from": s.renamed_from,
@@ -204,15 +229,16 @@ def head(conn: Connection, bound: int, workspace_ids: Sequence[int] | None) -> P
 
 def select_page(conn: Connection, f: ChangeFilter) -> Page:
     """The changes a filter selects, each with its symbols, and where a cursor continues."""
-    c = t.changes.c
+    c, p = t.changes.c, t.provenance.c
     bound = _stable_bound(conn)  # first: rows below it are final when the page is read
     q = (
         select(
             c.id, t.workspaces.c.root, c.path, c.old_path, c.ts_us, c.change_type,
             c.lines_added, c.lines_removed, c.scope, c.language, c.old_hash, c.new_hash,
-            c.origin, c.origin_info, c.git, c.txid,
+            c.origin, p.origin_info, p.git, c.txid,
         )
         .join(t.workspaces, t.workspaces.c.id == c.workspace_id)
+        .outerjoin(t.provenance, p.id == c.provenance_id)
         .where(c.ts_us >= f.since_us, *_where(f))
     )
     if f.after is None:
@@ -270,20 +296,22 @@ def newest_us(conn: Connection, workspace_ids: Sequence[int] | None) -> int | No
 
 def _symbols(conn: Connection, ids: Sequence[int]) -> dict[int, list[SymbolRecord]]:
     """The symbol records of some changes, in line order, by change id."""
-    s = t.symbol_changes.c
+    s, n = t.symbol_changes.c, t.symbol_names.c
+    types = t.SYMBOL_CHANGE_TYPES
     out: dict[int, list[SymbolRecord]] = {}
     for i in range(0, len(ids), _CHUNK):
         rows = conn.execute(
             select(
-                s.change_id, s.name, s.kind, s.change_type, s.start_line, s.end_line,
+                s.change_id, n.name, n.kind, s.change_type, s.start_line, s.end_line,
                 s.renamed_from, s.renamed_to,
             )
+            .join(t.symbol_names, n.id == s.name_id)
             .where(s.change_id.in_(ids[i : i + _CHUNK]))
             .order_by(s.change_id, s.ordinal)
         ).all()  # rows unpack as tuples: this loop runs for every symbol of every record
-        for change_id, name, kind, change_type, start, end, renamed_from, renamed_to in rows:
+        for change_id, name, kind, code, start, end, renamed_from, renamed_to in rows:
             out.setdefault(change_id, []).append(symbol_record(
-                name=name, kind=kind, change_type=change_type, start_line=start, end_line=end,
+                name=name, kind=kind, change_type=types[code], start_line=start, end_line=end,
                 renamed_from=renamed_from, renamed_to=renamed_to,
             ))  # fmt: skip
     return out

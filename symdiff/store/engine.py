@@ -25,6 +25,13 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def _sqlite_auto_vacuum(dbapi_conn: Any, _record: Any) -> None:
+    # Before WAL, which writes the header: a new database frees pages in place, so gc can give
+    # space back in small steps (`incremental_vacuum`). A no-op on an existing database, and
+    # writers' only: on a read-only file (`mode=ro`, `immutable`) SQLite refuses the pragma.
+    dbapi_conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+
+
 def _sqlite_query_only(dbapi_conn: Any, _record: Any) -> None:
     # A reader's connection refuses every write, whatever a bug upstream asks of it.
     dbapi_conn.execute("PRAGMA query_only=ON")
@@ -69,6 +76,8 @@ def make_engine(url: str, *, read_only: bool = False) -> Engine:
         engine = create_engine(
             url, connect_args={"check_same_thread": False, "timeout": 30}, **kwargs
         )
+        if not read_only:
+            event.listen(engine, "connect", _sqlite_auto_vacuum)
         event.listen(engine, "connect", _sqlite_pragmas)
         if read_only:
             event.listen(engine, "connect", _sqlite_query_only)

@@ -14,8 +14,9 @@ from symdiff.store.store import Store
 
 def imported_keys(store: Store, workspace_id: int) -> set[tuple[str, str]]:
     """(sha, path) of every `commit` record of a workspace."""
-    c = t.changes.c
-    q = select(c.origin_info, c.path).where(c.workspace_id == workspace_id, c.origin == "commit")
+    c, p = t.changes.c, t.provenance.c
+    q = (select(p.origin_info, c.path).join(t.provenance, p.id == c.provenance_id)
+         .where(c.workspace_id == workspace_id, c.origin == "commit"))  # fmt: skip
     keys = set()
     try:
         with store.engine.connect() as conn:

@@ -19,15 +19,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin
-from symdiff.store import provenance
+from symdiff.store import deltas, provenance
 from symdiff.store import tables as t
-from symdiff.store.blobs import Blob, unpack
+from symdiff.store.blobs import Blob
 from symdiff.store.changes import (
     ChangeFilter,
     Page,
     StoredChange,
     count_matching,
-    insert_change,
+    insert_changes,
     newest_us,
     select_page,
     to_file_change,
@@ -237,11 +237,14 @@ class Store:
 
     def get_blob(self, digest: str) -> bytes | None:
         """The bytes of a snapshot, or None when only its hash is kept (or it is unknown)."""
+        found = self.snapshot(digest)
+        return None if found is None else found.data
+
+    def snapshot(self, digest: str) -> deltas.Snapshot | None:
+        """A snapshot's bytes and its depth in a delta chain (None: hash only, or unknown).
+        A delta whose base is gone is a StoreError, never wrong bytes."""
         with self._read() as conn:
-            row = conn.execute(
-                select(t.blobs.c.codec, t.blobs.c.data).where(t.blobs.c.hash == digest)
-            ).first()
-        return None if row is None else unpack(row.codec, row.data)
+            return deltas.read(conn, digest)
 
     # -- the write path -------------------------------------------------------------------
 
@@ -264,18 +267,14 @@ class Store:
                 conn.execute(select(func.pg_advisory_xact_lock(workspace_id)))
             if expected is not None:
                 mutations = self._still_valid(conn, workspace_id, mutations, expected)
-            blob_rows = {
-                b.hash: {
-                    "hash": b.hash,
-                    "size": b.size,
-                    "binary": b.binary,
-                    "codec": b.codec,
-                    "data": b.data,
-                }
-                for m in mutations
-                for b in m.blobs
-            }
-            insert_ignore(conn, t.blobs, list(blob_rows.values()), ["hash"])
+            blobs = deltas.settle(conn, list({b.hash: b for m in mutations for b in m.blobs}
+                                             .values()))  # fmt: skip
+            blob_rows = [
+                {"hash": b.hash, "size": b.size, "binary": b.binary, "codec": b.codec,
+                 "data": b.data, "base": b.base}
+                for b in blobs
+            ]  # fmt: skip
+            insert_ignore(conn, t.blobs, blob_rows, ["hash"])
             for m in mutations:
                 for path in m.deletes:
                     conn.execute(
@@ -298,12 +297,11 @@ class Store:
                     for s in m.upserts
                 ],
             )
+            insert_changes(conn, workspace_id, [m.change for m in mutations if m.change])
             for m in mutations:
-                if m.change is not None:
-                    insert_change(conn, workspace_id, m.change)
-                    if m.change.origin is Origin.EDIT and m.change.new_hash is not None:
-                        provenance.consume_intent(conn, workspace_id, m.change.path,
-                                                  m.change.new_hash)  # fmt: skip
+                c = m.change
+                if c is not None and c.origin is Origin.EDIT and c.new_hash is not None:
+                    provenance.consume_intent(conn, workspace_id, c.path, c.new_hash)
         return list(mutations)
 
     @staticmethod

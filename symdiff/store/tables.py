@@ -15,6 +15,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 metadata = MetaData(
@@ -42,7 +43,10 @@ workspaces = Table(
 )
 
 # Content-addressed snapshots: git blob SHA-1 of the bytes. `data` is NULL for hash-only
-# content (binary or over the size cap); `codec` says how `data` is stored.
+# content (binary or over the size cap); `codec` says how `data` is stored. `base` is the blob
+# a delta (`codec` zdelta) is stored against, NULL for a whole snapshot; a delta's base is
+# committed no later than the delta, and whatever deletes blobs keeps every kept blob's
+# transitive `base` closure.
 blobs = Table(
     "blobs",
     metadata,
@@ -51,6 +55,10 @@ blobs = Table(
     Column("binary", Boolean, nullable=False),
     Column("codec", String(8), nullable=False),
     Column("data", LargeBinary, nullable=True),
+    Column("base", String(40), nullable=True),
+    # Which blobs are stored against this one: gc's re-check before it deletes (revision 0005).
+    Index("ix_blobs_base", "base", sqlite_where=text("base IS NOT NULL"),
+          postgresql_where=text("base IS NOT NULL")),
 )
 
 # What each tracked file looked like when last seen.
@@ -64,6 +72,35 @@ files = Table(
     Column("mtime_ns", BigInteger, nullable=False),
     Column("checked_ns", BigInteger, nullable=False),
 )
+
+# A change's `origin_info` and `git` (compact JSON, either may be NULL), stored once for every
+# record that carries the same pair (one checkout batch: one row). `digest` (a 63-bit hash of
+# the pair) finds an existing row; rows with the same digest are told apart by their texts.
+# Retention deletes rows no record uses any more (revision 0006).
+provenance = Table(
+    "provenance",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("digest", BigInteger, nullable=False),
+    Column("origin_info", Text, nullable=True),
+    Column("git", Text, nullable=True),
+    Index(None, "digest"),
+)
+
+# Every (qualified name, kind) a symbol row uses, stored once (revision 0006); the unique index
+# finds a name's ids. Retention deletes rows no symbol row uses any more.
+symbol_names = Table(
+    "symbol_names",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", Text, nullable=False),
+    Column("kind", String(32), nullable=False),
+    UniqueConstraint("name", "kind"),
+)
+
+# A symbol row's change type as one letter (revision 0006): the first of its SPEC.md name.
+SYMBOL_CHANGE_CODES = {"added": "a", "removed": "r", "modified": "m", "signature_changed": "s"}
+SYMBOL_CHANGE_TYPES = {code: name for name, code in SYMBOL_CHANGE_CODES.items()}
 
 # One file-level change. Never deleted: a deleted file keeps its history.
 changes = Table(
@@ -83,11 +120,10 @@ changes = Table(
     Column("language", String(32), nullable=True),
     Column("old_hash", String(40), nullable=True),
     Column("new_hash", String(40), nullable=True),
-    # Who made the change (edit | git | watch | scan | commit), what is known of them, and
-    # where git stood ({"branch", "head"}): compact JSON, or NULL.
+    # Who made the change (edit | git | watch | scan | commit); what is known of them and where
+    # git stood are a `provenance` row (NULL: neither), shared by a batch's records (0006).
     Column("origin", String(8), nullable=False, server_default="scan"),
-    Column("origin_info", Text, nullable=True),
-    Column("git", Text, nullable=True),
+    Column("provenance_id", Integer, ForeignKey("provenance.id"), nullable=True),
     # The writing transaction (PostgreSQL's xid; 0 on SQLite): cursors read in (txid, id)
     # order, below the oldest transaction still running (docs/query.md, cursors).
     Column("txid", BigInteger, nullable=False, server_default="0"),
@@ -97,11 +133,15 @@ changes = Table(
     Index(None, "scope", "ts_us"),
     Index(None, "txid", "id"),
     Index(None, "workspace_id", "txid", "id"),
+    # Retention's delete of unused provenance rows: each deleted row's foreign-key check (and
+    # its re-check) probes this instead of scanning `changes` (revision 0006).
+    Index(None, "provenance_id"),
 )
 
 # One definition a change touched: the only copy of a record's symbols. `ordinal` keeps
 # SPEC.md's line order. Clustered by (change_id, ordinal) (WITHOUT ROWID on SQLite) so a
-# change's symbols are read in one range; indexed by qualified name for one symbol's history.
+# change's symbols are read in one range; indexed by name id for one symbol's history. The name
+# and kind are a `symbol_names` row, the change type a letter (revision 0006).
 symbol_changes = Table(
     "symbol_changes",
     metadata,
@@ -112,14 +152,13 @@ symbol_changes = Table(
         primary_key=True,
     ),
     Column("ordinal", Integer, primary_key=True),
-    Column("name", Text, nullable=False),
-    Column("kind", String(32), nullable=False),
-    Column("change_type", String(24), nullable=False),
+    Column("name_id", Integer, ForeignKey("symbol_names.id"), nullable=False),
+    Column("change_type", String(1), nullable=False),  # SYMBOL_CHANGE_CODES
     Column("start_line", Integer, nullable=False),
     Column("end_line", Integer, nullable=False),
     Column("renamed_from", Text, nullable=True),
     Column("renamed_to", Text, nullable=True),
-    Index(None, "name"),
+    Index(None, "name_id"),
     sqlite_with_rowid=False,
 )
 

@@ -1,0 +1,118 @@
+"""reparse: a text parsed incrementally from a held tree gives what a fresh parse gives."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from test_extract import LANGUAGES, sample_of
+from tree_sitter_language_pack import get_parser
+
+from symdiff import reparse
+from symdiff.extract import extract, extract_uncached
+
+
+@pytest.fixture(autouse=True)
+def _no_held_trees() -> None:
+    reparse.forget()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "span"),
+    [
+        (b"abc", b"abc", (3, 3, 3)),
+        (b"abc", b"abXc", (2, 2, 3)),
+        (b"aaa", b"aaaa", (3, 3, 4)),  # prefix first: the suffix never overlaps it
+        (b"abcdef", b"af", (1, 5, 1)),
+        (b"", b"xyz", (0, 0, 3)),
+        (
+            b"x" * 10_000 + b"1" + b"y" * 9_000,
+            b"x" * 10_000 + b"22" + b"y" * 9_000,
+            (10_000, 10_001, 10_002),
+        ),
+        (b"q" * 9_999, b"q" * 5_000, (5_000, 9_999, 5_000)),
+    ],
+)
+def test_edit_span(old: bytes, new: bytes, span: tuple[int, int, int]) -> None:
+    assert reparse.edit_span(old, new) == span
+    start, old_end, new_end = span
+    assert old[:start] == new[:start] and old[old_end:] == new[new_end:]
+
+
+def test_point_counts_rows_and_byte_columns() -> None:
+    text = "ab\nçd\nef".encode()
+    assert reparse.point(text, 0) == (0, 0)
+    assert reparse.point(text, 3) == (1, 0)
+    assert reparse.point(text, 6) == (1, 3)  # ç is two bytes
+    assert reparse.point(text, len(text)) == (2, 2)
+
+
+def _edits(source: bytes, seed: int) -> list[bytes]:
+    """Edited versions of a text: lines deleted, duplicated, moved, a line typed in."""
+    rng = random.Random(seed)
+    lines = source.split(b"\n")
+    out = []
+    for _ in range(12):
+        a = rng.randrange(len(lines))
+        b = min(len(lines), a + rng.randrange(1, 8))
+        kind = rng.randrange(4)
+        if kind == 0:
+            edited = lines[:a] + lines[b:]
+        elif kind == 1:
+            edited = lines[:b] + lines[a:b] + lines[b:]
+        elif kind == 2:
+            c = rng.randrange(len(lines))
+            rest = lines[:a] + lines[b:]
+            edited = rest[:c] + lines[a:b] + rest[c:]
+        else:
+            edited = [*lines[:a], lines[a] + b" x = 1 (", *lines[a + 1 :]]  # often a syntax error
+        out.append(b"\n".join(edited))
+    return out
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_incremental_extraction_equals_a_fresh_one(language: str) -> None:
+    source = sample_of(language)
+    for new in _edits(source, seed=len(source)):
+        reparse.forget()
+        assert extract(language, source) == extract_uncached(language, source)
+        assert extract(language, new, base=source) == extract_uncached(language, new)
+        # and backwards, as the history import goes: the older text from the newer one's tree
+        assert extract(language, source + b"\n", base=new) == extract_uncached(
+            language, source + b"\n"
+        )
+
+
+def test_the_held_tree_is_reused_and_left_as_it_was() -> None:
+    parser = get_parser("python")
+    old = b"def f(a):\n    return a\n\n\ndef g(b):\n    return b\n"
+    new = old.replace(b"return a", b"return a + 1")
+    held = reparse.parse(parser, "python", old, b"old", None)
+    before = str(held.root_node)
+    assert ("python", b"old") in reparse._held
+    for _ in range(2):  # twice: the first re-parse must not have edited the held tree
+        tree = reparse.parse(parser, "python", new, b"new", b"old")
+        assert str(tree.root_node) == str(parser.parse(new).root_node)
+        assert tree.root_node.text == new
+    assert str(held.root_node) == before and held.root_node.end_byte == len(old)
+
+
+def test_a_tree_with_errors_is_neither_held_nor_kept_from_a_reparse() -> None:
+    parser = get_parser("python")
+    broken = b"def f(a:\n    return a\n"
+    reparse.parse(parser, "python", broken, b"broken", None)
+    assert ("python", b"broken") not in reparse._held
+    good = b"def f(a):\n    return a\n"
+    reparse.parse(parser, "python", good, b"good", None)
+    tree = reparse.parse(parser, "python", broken, b"broken", b"good")
+    assert str(tree.root_node) == str(parser.parse(broken).root_node)
+    assert ("python", b"broken") not in reparse._held
+
+
+def test_held_trees_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reparse, "HELD_TREES", 3)
+    parser = get_parser("python")
+    for k in range(5):
+        reparse.parse(parser, "python", f"x = {k}\n".encode(), bytes([k]), None)
+    assert [key for _, key in reparse._held] == [bytes([2]), bytes([3]), bytes([4])]
+    assert reparse._held_bytes == sum(len(text) for _, text in reparse._held.values())
