@@ -106,8 +106,9 @@ def _deepest_read(db: Path) -> tuple[int, float, int] | None:
     """(chain depth, best read time in ms, size) of the blob with the longest delta chain."""
     con = sqlite3.connect(db)
     try:
-        base = dict(con.execute("SELECT hash, base FROM blobs").fetchall())
-        size = dict(con.execute("SELECT hash, size FROM blobs").fetchall())
+        # Hashes are stored as their bytes (revision 0007); the Store takes them as hex.
+        base = {h.hex(): b and b.hex() for h, b in con.execute("SELECT hash, base FROM blobs")}
+        size = {h.hex(): s for h, s in con.execute("SELECT hash, size FROM blobs")}
     except sqlite3.OperationalError:  # a schema without deltas
         return None
     finally:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import PurePosixPath
 
 from symdiff.config import Settings
 from symdiff.errors import ToolFailed
@@ -218,6 +219,16 @@ def _pair_renames(
     return pairs
 
 
+def _kin(gone: Mapping[str, FileState]) -> dict[str, str]:
+    """For an added file, the snapshot to store it against: that of a file gone in the same
+    batch under the same name (the first by path), as when a directory is moved and its files
+    edited. Storage only: the records stay an add and a delete (docs/storage.md, deltas)."""
+    kin: dict[str, str] = {}
+    for path in sorted(gone):
+        kin.setdefault(PurePosixPath(path).name, gone[path].blob_hash)
+    return kin
+
+
 def _scan(
     p: _Pass, paths: Collection[str] | None
 ) -> tuple[dict[str, os.stat_result], dict[str, FileState]]:
@@ -384,10 +395,15 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         blob = _compact(seen, old.blob_hash, before)
         muts.append(Mutation(upserts=(_state(seen),), deletes=(old_path,), blobs=(blob,),
                              change=change))  # fmt: skip
+    kin = _kin(p.gone)
     for rel, seen in sorted(p.added.items()):
         change = _record(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen,
                          before=None)  # fmt: skip
-        muts.append(Mutation(upserts=(_state(seen),), blobs=(seen.blob,), change=change))
+        blob = seen.blob
+        base = kin.get(PurePosixPath(rel).name)
+        if base is not None:  # a moved-and-edited file: stored against its former self
+            blob = _compact(seen, base, _before(p, base, seen))
+        muts.append(Mutation(upserts=(_state(seen),), blobs=(blob,), change=change))
     for rel, old in sorted(p.gone.items()):
         try:
             st: os.stat_result | None = os.lstat(p.settings.root / rel)

@@ -81,14 +81,23 @@ def rows(store: Store, sql: str, **params: Any) -> list[Any]:
         return list(conn.execute(text(sql), params).all())
 
 
+def _hex(value: Any) -> Any:
+    """A stored digest (its bytes since revision 0007) as the hex text the code uses."""
+    return bytes(value).hex() if isinstance(value, bytes | memoryview) else value
+
+
 def snapshot(store: Store) -> dict[str, Any]:
-    """Everything the checks compare: records with their symbol rows, and raw blob rows."""
-    changes = {r[0]: tuple(r) for r in rows(store, "SELECT * FROM changes")}
+    """Everything the checks compare: records with their symbol rows, and raw blob rows (hashes
+    as hex)."""
+    changes = {r[0]: tuple(_hex(v) if i in (10, 11) else v for i, v in enumerate(r))
+               for r in rows(store, "SELECT * FROM changes")}  # fmt: skip
+    assert list(rows(store, "SELECT * FROM changes LIMIT 1")[0]._fields[10:12]) == [
+        "old_hash", "new_hash"] if changes else True
     symbols = {(r[0], r[1]): tuple(r) for r in rows(store, "SELECT * FROM symbol_changes")}
-    blobs = {r[0]: (r[1], r[2], r[3], None if r[4] is None else bytes(r[4]), r[5])
+    blobs = {_hex(r[0]): (r[1], r[2], r[3], None if r[4] is None else bytes(r[4]), _hex(r[5]))
              for r in rows(store, "SELECT hash, size, \"binary\", codec, data, base FROM blobs")}
-    files = {r[0]: r[1] for r in rows(store, "SELECT path, blob_hash FROM files")}
-    intents = {r[0] for r in rows(store, "SELECT new_hash FROM edit_intents")}
+    files = {r[0]: _hex(r[1]) for r in rows(store, "SELECT path, blob_hash FROM files")}
+    intents = {_hex(r[0]) for r in rows(store, "SELECT new_hash FROM edit_intents")}
     return {"changes": changes, "symbols": symbols, "blobs": blobs, "files": files,
             "intents": intents}  # fmt: skip
 
@@ -164,8 +173,9 @@ def _add_blob(store: Store, digest: str, data: bytes, base: str | None) -> None:
     with store.engine.begin() as conn:
         conn.execute(text("INSERT INTO blobs (hash, size, \"binary\", codec, data, base) VALUES "
                           "(:h, :s, false, :c, :d, :b)"),
-                     {"h": digest, "s": len(data), "c": "zdelta" if base else "raw", "d": data,
-                      "b": base})  # fmt: skip
+                     {"h": bytes.fromhex(digest), "s": len(data), "d": data,
+                      "c": "zdelta" if base else "raw",
+                      "b": None if base is None else bytes.fromhex(base)})  # fmt: skip
 
 
 def test_the_base_closure_of_kept_snapshots_stays(url: str, tmp_path: Path) -> None:
@@ -231,7 +241,8 @@ def test_an_edit_intent_keeps_its_snapshot(url: str, tmp_path: Path) -> None:
         collect(settings_for(url, tmp_path), now=NOW.timestamp(), store=store)
         assert store.get_blob(old) == content("pkg/m0.py", 0)
         gone = blob_id(content("pkg/m1.py", 0))
-        assert rows(store, "SELECT count(*) FROM blobs WHERE hash = :h", h=gone)[0][0] == 0
+        assert rows(store, "SELECT count(*) FROM blobs WHERE hash = :h",
+                    h=bytes.fromhex(gone))[0][0] == 0  # fmt: skip
 
 
 def test_gc_races_writers_that_bring_old_content_back(url: str, tmp_path: Path) -> None:
@@ -289,7 +300,7 @@ def test_gc_races_writers_that_bring_old_content_back(url: str, tmp_path: Path) 
         kept = rows(store, "SELECT count(*) FROM changes WHERE ts_us = :t", t=now_us)[0][0]
         assert kept == len(written), "every record the writer made is there"
         for path, digest in rows(store, "SELECT path, blob_hash FROM files"):
-            assert blob_id(store.get_blob(digest) or b"") == digest, path
+            assert blob_id(store.get_blob(_hex(digest)) or b"") == _hex(digest), path
 
 
 def test_shared_rows_no_record_uses_any_more_go(url: str, tmp_path: Path) -> None:
@@ -350,7 +361,7 @@ def test_snapshots_needed_again_between_the_read_and_the_delete_stay(url: str) -
         store.add_intents(ws, [("pkg/m3.py", old[3])], None)
         deleted = gc.delete_blobs(store.engine, garbage)
         assert deleted == garbage.count - 4
-        present = {r[0] for r in rows(store, "SELECT hash FROM blobs")}
+        present = {_hex(r[0]) for r in rows(store, "SELECT hash FROM blobs")}
         assert set(old[:4]) <= present and old[4] not in present
         check_consistent(store)
 
@@ -597,7 +608,8 @@ def test_a_revision_0004_database_upgrades_in_place(backend: str,
     engine.dispose()
     with Store(url) as store:
         assert store.revision() == HEAD
-        assert rows(store, "SELECT hash FROM blobs WHERE base = :a", a="a" * 40) == [("b" * 40,)]
+        assert rows(store, "SELECT hash FROM blobs WHERE base = :a",
+                    a=bytes.fromhex("a" * 40)) == [(bytes.fromhex("b" * 40),)]  # 0007
         assert store.get_blob("a" * 40) == b"abc"
         from sqlalchemy import inspect
 

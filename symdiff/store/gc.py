@@ -221,7 +221,8 @@ def find_garbage(engine: Engine) -> Garbage:
     with _read(engine) as conn:
         mark = _mark(conn)  # before the read: PostgreSQL's next statement sees no less
         not_live = _NOT_IN["postgresql" if conn.dialect.name == "postgresql" else "sqlite"][0]
-        rows = conn.execute(text(_GARBAGE.format(not_live=not_live))).all()
+        q = text(_GARBAGE.format(not_live=not_live)).columns(hash=t.DIGEST, base=t.DIGEST)
+        rows = conn.execute(q).all()
     return Garbage(_deltas_first({h: b for h, b in rows}), mark)
 
 
@@ -268,7 +269,7 @@ def _delete_batch(conn: Connection, hashes: Sequence[str], mark: int) -> int:
     newer = "c.txid >= :mark" if pg else "c.id > :mark"
     not_in_files = _NOT_IN["postgresql" if pg else "sqlite"][1]
     stmt = text(_DELETE_BLOBS.format(newer=newer, not_in_files=not_in_files)).bindparams(
-        bindparam("hashes", expanding=True))
+        bindparam("hashes", expanding=True, type_=t.DIGEST))
     return int(conn.execute(stmt, {"hashes": list(hashes), "mark": mark}).rowcount)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import binascii
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -17,6 +20,8 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 
 metadata = MetaData(
     naming_convention={
@@ -29,6 +34,30 @@ metadata = MetaData(
 
 # Paths compare bytewise on both backends, so directory prefixes are index ranges.
 PATH = Text().with_variant(Text(collation="C"), "postgresql")
+
+
+
+class Digest(TypeDecorator[str]):
+    """A content hash: hex text in Python, its bytes in the database (BLOB / bytea; revision
+    0007), half the room in the row and in every index over it. A value that is not hex (none
+    we write) is bound as its UTF-8 bytes, which no stored digest equals."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> bytes | None:
+        if value is None or isinstance(value, bytes):
+            return value
+        try:
+            return binascii.unhexlify(value)
+        except (binascii.Error, ValueError, TypeError):
+            return str(value).encode()
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        return None if value is None else bytes(value).hex()
+
+
+DIGEST = Digest()
 
 # One watched tree on one machine.
 workspaces = Table(
@@ -50,12 +79,12 @@ workspaces = Table(
 blobs = Table(
     "blobs",
     metadata,
-    Column("hash", String(40), primary_key=True),
+    Column("hash", DIGEST, primary_key=True),
     Column("size", BigInteger, nullable=False),
     Column("binary", Boolean, nullable=False),
     Column("codec", String(8), nullable=False),
     Column("data", LargeBinary, nullable=True),
-    Column("base", String(40), nullable=True),
+    Column("base", DIGEST, nullable=True),
     # Which blobs are stored against this one: gc's re-check before it deletes (revision 0005).
     Index("ix_blobs_base", "base", sqlite_where=text("base IS NOT NULL"),
           postgresql_where=text("base IS NOT NULL")),
@@ -67,7 +96,7 @@ files = Table(
     metadata,
     Column("workspace_id", Integer, ForeignKey("workspaces.id"), primary_key=True),
     Column("path", PATH, primary_key=True),
-    Column("blob_hash", String(40), nullable=False),
+    Column("blob_hash", DIGEST, nullable=False),
     Column("size", BigInteger, nullable=False),
     Column("mtime_ns", BigInteger, nullable=False),
     Column("checked_ns", BigInteger, nullable=False),
@@ -118,8 +147,8 @@ changes = Table(
     Column("lines_removed", Integer, nullable=False),
     Column("scope", String(8), nullable=False),
     Column("language", String(32), nullable=True),
-    Column("old_hash", String(40), nullable=True),
-    Column("new_hash", String(40), nullable=True),
+    Column("old_hash", DIGEST, nullable=True),
+    Column("new_hash", DIGEST, nullable=True),
     # Who made the change (edit | git | watch | scan | commit); what is known of them and where
     # git stood are a `provenance` row (NULL: neither), shared by a batch's records (0006).
     Column("origin", String(8), nullable=False, server_default="scan"),
@@ -131,8 +160,9 @@ changes = Table(
     Index(None, "workspace_id", "scope", "ts_us"),
     Index(None, "ts_us"),
     Index(None, "scope", "ts_us"),
-    Index(None, "txid", "id"),
-    Index(None, "workspace_id", "txid", "id"),
+    # Cursor order on PostgreSQL; on SQLite (txid always 0) it is the rowid's (revision 0007).
+    Index(None, "txid", "id").ddl_if(dialect="postgresql"),
+    Index(None, "workspace_id", "txid", "id").ddl_if(dialect="postgresql"),
     # Retention's delete of unused provenance rows: each deleted row's foreign-key check (and
     # its re-check) probes this instead of scanning `changes` (revision 0006).
     Index(None, "provenance_id"),
@@ -179,7 +209,7 @@ edit_intents = Table(
     metadata,
     Column("workspace_id", Integer, ForeignKey("workspaces.id"), primary_key=True),
     Column("path", PATH, primary_key=True),
-    Column("new_hash", String(40), primary_key=True),
+    Column("new_hash", DIGEST, primary_key=True),
     Column("origin_info", Text, nullable=True),
     Column("expires_us", BigInteger, nullable=False),
 )
