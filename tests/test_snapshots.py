@@ -213,6 +213,33 @@ def test_the_indexer_stores_new_versions_as_deltas(tmp_path: Path, sqlite_url: s
     assert all(c.lines_added and c.symbols for c in changes)
 
 
+def test_a_moved_and_edited_file_is_stored_against_its_former_self(tmp_path: Path,
+                                                                     sqlite_url: str) -> None:
+    """A directory moved and its files edited in one batch, seen by a scan (no observed move,
+    content not identical, so the indexer records an add and a delete): the added version is
+    stored as a delta against the gone file of the same name; a new name is stored whole."""
+    root = tmp_path / "tree"
+    (root / "old").mkdir(parents=True)
+    texts = _versions(3)
+    settings = Settings.resolve(root, db=sqlite_url, host="h")
+    with Store(sqlite_url) as store:
+        (root / "old" / "m.py").write_bytes(texts[0])
+        reconcile(store, settings)
+        (root / "old" / "m.py").unlink()
+        (root / "old").rmdir()
+        (root / "new").mkdir()
+        (root / "new" / "m.py").write_bytes(texts[2])
+        (root / "new" / "other.py").write_bytes(texts[1].replace(b"def", b"async def"))
+        reconcile(store, settings)
+        rows = _rows(store)
+        changes = store.changes(ChangeFilter(None, 0, None, 100))
+        assert store.get_blob(blob_id(texts[2])) == texts[2]
+    assert sorted((c.change_type.value, c.path) for c in changes) == [
+        ("add", "new/m.py"), ("add", "new/other.py"), ("delete", "old/m.py")]
+    assert rows[blob_id(texts[2])] == (CODEC_DELTA, blob_id(texts[0]))
+    assert rows[blob_id(texts[1].replace(b"def", b"async def"))] == ("zstd", None)
+
+
 def test_a_base_cannot_be_deleted_under_a_delta_being_written(pg_url: str) -> None:
     """PostgreSQL: the writer locks each base it found (FOR KEY SHARE) until its delta commits,
     so a concurrent delete of the base waits, and then finds the delta standing on it."""
