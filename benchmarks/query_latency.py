@@ -28,6 +28,7 @@ from symdiff.query import DiffQuery, diff
 from symdiff.queryargs import encode_cursor
 from symdiff.store import Position, Store
 from symdiff.store import tables as t
+from symdiff.store.schema import HEAD
 
 CHANGES = 1_000_000
 SYMBOLS_PER_CHANGE = 3
@@ -181,7 +182,7 @@ def main() -> None:
     opts = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
     (CACHE / ".gitignore").write_text("*\n")
-    url = f"sqlite:///{CACHE / 'query_latency_0006.db'}"
+    url = f"sqlite:///{CACHE / f'query_latency_{HEAD}.db'}"  # a new schema: a new file
     with Store(url) as store:
         bench("SQLite", store, url, opts.runs)
     if not opts.skip_postgres:

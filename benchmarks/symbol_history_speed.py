@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/symbol_history_speed.py [--runs 300]
 
-Fills a SQLite database (cached as benchmarks/.cache/symbol_history_0006.db) with 1,000,000 changes
+Fills a SQLite database (cached as benchmarks/.cache/symbol_history_<revision>.db) with
+1,000,000 changes
 to 50,000 files over 30 days, as benchmarks/query_latency.py does, but with 3,000,000 symbol
 rows whose names are each file's own methods (`pkgN.modM.Cls.methodK`, ten per file), so a
 name has a handful of versions, as real code does; one name (`hot.Cls.method`) has 1,000. Then
@@ -28,6 +29,7 @@ from symdiff.config import Settings
 from symdiff.heap import settle_heap
 from symdiff.store import Store
 from symdiff.store import tables as t
+from symdiff.store.schema import HEAD
 from symdiff.symbols_history import symbol_history
 
 CHANGES = 1_000_000
@@ -40,7 +42,7 @@ BATCH = 20_000
 ROOT = Path("/bench/workspace")
 HOST = "bench-host"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-CACHE = Path(__file__).parent / ".cache" / "symbol_history_0006.db"
+CACHE = Path(__file__).parent / ".cache" / f"symbol_history_{HEAD}.db"  # per schema
 
 
 def _path(i: int) -> str:

@@ -110,7 +110,7 @@ def test_a_revision_0006_database_upgrades_in_place(backend: str,
                 {"h": bytes.fromhex(h["v1"])}))  # fmt: skip
         engine.dispose()
         assert "ix_changes_txid_id" not in names and "ix_changes_ts_us" in names
-        assert "ix_changes_workspace_id_txid_id" not in names
+        assert "ix_changes_workspace_id_txid_id" in names
         assert "USING INDEX sqlite_autoindex_blobs_1 (hash=?)" in plan
 
 

@@ -113,6 +113,29 @@ def test_sqlite_uses_wal_and_a_busy_timeout(sqlite_url: str) -> None:
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 30000
 
 
+def test_a_new_sqlite_file_has_2k_pages_an_existing_one_keeps_its_own(tmp_path: Path) -> None:
+    """New files are made with 2 KiB pages and incremental auto-vacuum; a file that already
+    has pages keeps their size (SQLite cannot change it in WAL mode) and works the same."""
+    import sqlite3
+
+    new, old = tmp_path / "new.db", tmp_path / "old.db"
+    with Store(f"sqlite:///{new}"):
+        pass
+    con = sqlite3.connect(old)
+    con.execute("CREATE TABLE earlier (x)")  # a file made elsewhere, 4 KiB pages
+    con.close()
+    with Store(f"sqlite:///{old}") as store:
+        store.apply(store.ensure_workspace("/w", "h").id, [Mutation(blobs=(pack(b"x\n"),))])
+        assert store.get_blob(blob_id(b"x\n")) == b"x\n"
+    pragmas = {}
+    for path in (new, old):
+        con = sqlite3.connect(path)
+        pragmas[path.name] = tuple(con.execute(f"PRAGMA {p}").fetchone()[0]
+                                   for p in ("page_size", "auto_vacuum", "journal_mode"))
+        con.close()
+    assert pragmas == {"new.db": (2048, 2, "wal"), "old.db": (4096, 0, "wal")}
+
+
 def test_unreachable_database_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open database"):
         Store("postgresql+psycopg://nobody@127.0.0.1:1/none")

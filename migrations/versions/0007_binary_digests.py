@@ -1,4 +1,4 @@
-"""Issue 16: content hashes as their 20 bytes, and no cursor indexes SQLite cannot use.
+"""Issue 16: content hashes as their 20 bytes, and no cursor index SQLite does not need.
 
 - `blobs.hash`, `blobs.base`, `changes.old_hash`, `changes.new_hash`, `files.blob_hash` and
   `edit_intents.new_hash` hold the hash's bytes instead of its 40 hex digits: half the room in
@@ -7,9 +7,9 @@
   PostgreSQL: the columns become `bytea` (ALTER ... USING decode(..., 'hex')).
   SQLite: the values are rewritten in place; the declared type stays (a column's declared type
   is an affinity there, and a BLOB value is stored and compared as a BLOB under any affinity).
-- SQLite writes txid 0 on every record, so its cursors read in rowid order: the indexes
-  `ix_changes_txid_id` and `ix_changes_workspace_id_txid_id` are dropped there (PostgreSQL
-  keeps them).
+- SQLite writes txid 0 on every record, so the rowid is its (txid, id) order: the index
+  `ix_changes_txid_id` is dropped there (PostgreSQL keeps it; both keep
+  `ix_changes_workspace_id_txid_id`).
 
 Converted in place; every record and snapshot reads back identical. SQLite gives the room the
 rewrite frees back at the next collection (`symdiff db gc`, or the daemon's own).
@@ -34,10 +34,7 @@ _COLUMNS = {  # table: its hash columns
     "files": ("blob_hash",),
     "edit_intents": ("new_hash",),
 }
-_CURSOR_INDEXES = {
-    "ix_changes_txid_id": ["txid", "id"],
-    "ix_changes_workspace_id_txid_id": ["workspace_id", "txid", "id"],
-}
+_CURSOR_INDEXES = {"ix_changes_txid_id": ["txid", "id"]}
 
 
 def _unhex(value: str | bytes | None) -> bytes | None:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, case, false, func, select, true, tuple_
+from sqlalchemy import ColumnElement, Connection, and_, case, false, func, select, true, tuple_
 from sqlalchemy.types import BigInteger, Text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, SymbolChangeType
@@ -184,20 +184,21 @@ def _stable_bound(conn: Connection) -> int:
 
 
 def _after(position: Position, dialect: str) -> ColumnElement[bool]:
-    """Rows after a position, written so that PostgreSQL's (txid, id) indexes seek to it."""
+    """Rows after a position, written so that the (txid, id) indexes seek to it."""
     c = t.changes.c
     if dialect == "postgresql":
         return tuple_(c.txid, c.id) > tuple_(position.txid, position.id)
-    # SQLite writes txid 0 on every row (its writers are serialised): the order is the rowid's,
-    # which a range on id seeks without an index.
-    return c.id > position.id
+    # SQLite writes txid 0 on every row (its writers are serialised): an equality on it lets
+    # `(workspace_id, txid, id)` seek on id, and without a workspace the rowid range serves,
+    # already in order (SQLite has no `(txid, id)` index since revision 0007); a row-value or
+    # OR comparison would scan the whole txid range.
+    return and_(c.txid == 0, c.id > position.id)
 
 
-def _reading_order(dialect: str, *, descending: bool = False) -> tuple[ColumnElement[Any], ...]:
-    """Cursor order: (txid, id) on PostgreSQL, the rowid on SQLite (txid is always 0)."""
-    c = t.changes.c
-    keys = (c.txid, c.id) if dialect == "postgresql" else (c.id,)
-    return tuple(k.desc() for k in keys) if descending else keys
+def _stable(bound: int, dialect: str) -> tuple[ColumnElement[bool], ...]:
+    """Rows below the stable bound. None on SQLite, where every row is final once visible
+    (and a range on txid there would lead the planner away from `_after`'s seek)."""
+    return (t.changes.c.txid < bound,) if dialect == "postgresql" else ()
 
 
 def _path_clause(paths: PathFilter) -> ColumnElement[bool]:
@@ -227,11 +228,13 @@ def _where(f: ChangeFilter) -> list[ColumnElement[bool]]:
 def head(conn: Connection, bound: int, workspace_ids: Sequence[int] | None) -> Position:
     """The newest stable position: a cursor made now continues from here."""
     c = t.changes.c
-    q = select(c.txid, c.id).where(c.txid < bound)
+    # On SQLite every txid is 0: the equality lets the newest row come from the end of the
+    # rowid or of `(workspace_id, txid, id)` instead of a sort of every row.
+    q = select(c.txid, c.id).where(c.txid < bound if conn.dialect.name == "postgresql"
+                                   else c.txid == 0)  # fmt: skip
     if workspace_ids is not None:
         q = q.where(c.workspace_id.in_(list(workspace_ids)))
-    row = conn.execute(q.order_by(*_reading_order(conn.dialect.name, descending=True))
-                       .limit(1)).first()  # fmt: skip
+    row = conn.execute(q.order_by(c.txid.desc(), c.id.desc()).limit(1)).first()
     return START if row is None else Position(int(row[0]), int(row[1]))
 
 
@@ -252,8 +255,8 @@ def select_page(conn: Connection, f: ChangeFilter) -> Page:
     if f.after is None:
         q = q.order_by(c.ts_us.desc(), c.id.desc())
     else:
-        q = q.where(_after(f.after, conn.dialect.name), c.txid < bound)
-        q = q.order_by(*_reading_order(conn.dialect.name))
+        q = q.where(_after(f.after, conn.dialect.name), *_stable(bound, conn.dialect.name))
+        q = q.order_by(c.txid, c.id)
     rows = conn.execute(q.limit(f.limit + 1)).all()
     more = len(rows) > f.limit
     rows = rows[: f.limit]
@@ -290,7 +293,8 @@ def count_matching(conn: Connection, f: ChangeFilter) -> int:
     c = t.changes.c
     q = select(func.count()).select_from(t.changes).where(c.ts_us >= f.since_us, *_where(f))
     if f.after is not None:
-        q = q.where(_after(f.after, conn.dialect.name), c.txid < _stable_bound(conn))
+        q = q.where(_after(f.after, conn.dialect.name),
+                    *_stable(_stable_bound(conn), conn.dialect.name))
     return int(conn.execute(q).scalar_one())
 
 

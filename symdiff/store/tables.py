@@ -160,9 +160,9 @@ changes = Table(
     Index(None, "workspace_id", "scope", "ts_us"),
     Index(None, "ts_us"),
     Index(None, "scope", "ts_us"),
-    # Cursor order on PostgreSQL; on SQLite (txid always 0) it is the rowid's (revision 0007).
+    # Cursor order; on SQLite (txid always 0) the rowid's serves (txid, id) (revision 0007).
     Index(None, "txid", "id").ddl_if(dialect="postgresql"),
-    Index(None, "workspace_id", "txid", "id").ddl_if(dialect="postgresql"),
+    Index(None, "workspace_id", "txid", "id"),
     # Retention's delete of unused provenance rows: each deleted row's foreign-key check (and
     # its re-check) probes this instead of scanning `changes` (revision 0006).
     Index(None, "provenance_id"),
