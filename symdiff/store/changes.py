@@ -196,7 +196,7 @@ def _after(position: Position, dialect: str) -> ColumnElement[bool]:
 
 
 def _stable(bound: int, dialect: str) -> tuple[ColumnElement[bool], ...]:
-    """Rows below the stable bound. None on SQLite, where every row is final once visible
+    """Rows below the stable bound: no condition on SQLite, where every visible row is final
     (and a range on txid there would lead the planner away from `_after`'s seek)."""
     return (t.changes.c.txid < bound,) if dialect == "postgresql" else ()
 

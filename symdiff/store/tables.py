@@ -36,7 +36,6 @@ metadata = MetaData(
 PATH = Text().with_variant(Text(collation="C"), "postgresql")
 
 
-
 class Digest(TypeDecorator[str]):
     """A content hash: hex text in Python, its bytes in the database (BLOB / bytea; revision
     0007), half the room in the row and in every index over it. A value that is not hex (none
