@@ -89,10 +89,9 @@ def _hex(value: Any) -> Any:
 def snapshot(store: Store) -> dict[str, Any]:
     """Everything the checks compare: records with their symbol rows, and raw blob rows (hashes
     as hex)."""
-    changes = {r[0]: tuple(_hex(v) if i in (10, 11) else v for i, v in enumerate(r))
+    changes = {r[0]: tuple(_hex(v) if k in ("old_hash", "new_hash") else v
+                           for k, v in r._mapping.items())
                for r in rows(store, "SELECT * FROM changes")}  # fmt: skip
-    assert list(rows(store, "SELECT * FROM changes LIMIT 1")[0]._fields[10:12]) == [
-        "old_hash", "new_hash"] if changes else True
     symbols = {(r[0], r[1]): tuple(r) for r in rows(store, "SELECT * FROM symbol_changes")}
     blobs = {_hex(r[0]): (r[1], r[2], r[3], None if r[4] is None else bytes(r[4]), _hex(r[5]))
              for r in rows(store, "SELECT hash, size, \"binary\", codec, data, base FROM blobs")}
