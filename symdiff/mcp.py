@@ -48,7 +48,7 @@ from symdiff.mcpschema import (
     SinceArg,
     TextDiffOutput,
 )
-from symdiff.query import STALE_WARNING, DiffQuery
+from symdiff.query import STALE_WARNING, Answer, DiffQuery
 from symdiff.query import diff as run_diff
 from symdiff.wire import StdioReader
 
@@ -169,6 +169,26 @@ class _Server(MCPServer[Any]):
                                lowlevel.create_initialization_options())
 
 
+def diff_notes(found: Answer, *, root: Path, scope: object, own: bool) -> list[str]:
+    """What the `diff` tool says beside its records so that an empty or short answer is read
+    right: nothing indexed, no daemon (the records stop at a time), records the scope hid."""
+    notes = []
+    if own and not found.indexed:
+        notes.append(f"note: nothing is indexed for {root} yet, so no change is recorded: start "
+                     "`symdiff watch` there (it also imports the last 720h of git history) or "
+                     "run `symdiff index`; `against` answers from git meanwhile")
+    elif own and not found.watched:
+        upto = (f"these are the changes recorded up to {found.recorded_until}"
+                if found.recorded_until else "changes made since it was last indexed are missing")
+        notes.append(f"note: no symdiff daemon watches {root}: {upto}; start `symdiff watch` "
+                     "there to keep the answer current")
+    if found.hidden and scope in ("impl", "test"):
+        other = "test" if scope == "impl" else "impl"
+        notes.append(f"note: {found.hidden} {other} change{'' if found.hidden == 1 else 's'} "
+                     "left out by scope: pass scope=\"all\" to see them")
+    return notes
+
+
 def build_server(
     settings: Settings, *, allow: Sequence[Path] = (), allow_write: Sequence[Path] = (),
     read_only: bool = False, all_workspaces: bool = False,
@@ -225,7 +245,7 @@ def build_server(
                           workspace=workspace, origin=origin, path=path, cursor=cursor,
                           reader=reader, against=against)  # fmt: skip
         try:
-            found = run_diff(settings, query)
+            found = run_diff(settings, query, explain=against is None)
         except SymdiffError as err:
             return _failure(err)
         records = found.records
@@ -242,6 +262,9 @@ def build_server(
                 result.content.append(TextContent(type="text", text=(
                     "more files differ: raise limit (at most 500) or narrow path")))
             return result
+        own = workspace is None or _other_workspace(workspace, settings.root) is None
+        for note in diff_notes(found, root=settings.root, scope=scope, own=own):
+            result.content.append(TextContent(type="text", text=note))
         more = "more records match: call again with this cursor" if found.more else "no more"
         result.content.append(TextContent(type="text", text=f"cursor: {found.cursor} ({more})"))
         return result

@@ -308,8 +308,9 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         assert result.structured_content["stale"] is True
         assert len(result.structured_content["result"]) == 60
         blocks = [b.text for b in result.content if isinstance(b, TextContent)]
-        assert len(blocks) == 3 and blocks[1].startswith("warning: the symdiff daemon")
-        assert blocks[2].startswith("cursor: ")
+        assert blocks[1].startswith("warning: the symdiff daemon")
+        assert blocks[2] == 'note: 3 test changes left out by scope: pass scope="all" to see them'
+        assert len(blocks) == 4 and blocks[3].startswith("cursor: ")
 
     with workspace_lock(settings.root, settings.host):
         run_stdio(workspace, check)
@@ -319,6 +320,37 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         assert result.structured_content is not None
         assert "stale" not in result.structured_content
     run_stdio(workspace, fresh)
+
+
+def test_the_answer_says_when_no_daemon_watches_and_when_nothing_is_indexed(
+        workspace: Workspace, tmp_path: Path) -> None:
+    """An agent reads the tool's text, not the CLI's stderr: an answer from an unwatched index
+    names the time it is current to, and one from an empty index says why it is empty."""
+    async def unwatched(session: ClientSession) -> None:
+        result = await call(session, "diff", {"since": "2h", "scope": "all"})
+        assert result.structured_content is not None
+        newest = result.structured_content["result"][0]["timestamp"]
+        blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+        assert blocks[1] == (f"note: no symdiff daemon watches {workspace.root}: these are the "
+                             f"changes recorded up to {newest}; start `symdiff watch` there "
+                             "to keep the answer current")
+        assert len(blocks) == 3 and blocks[2].startswith("cursor: ")
+    run_stdio(workspace, unwatched)
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = Workspace(empty, f"sqlite:///{tmp_path / 'none.db'}")
+
+    async def unindexed(session: ClientSession) -> None:
+        result = await call(session, "diff", {})
+        assert not result.is_error
+        assert result.structured_content is not None
+        assert result.structured_content["result"] == []
+        blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+        assert blocks[1].startswith(f"note: nothing is indexed for {empty} yet, so no change "
+                                    "is recorded: start `symdiff watch` there")
+        assert len(blocks) == 3
+    run_stdio(nothing, unindexed)
 
 
 def test_text_diff_paths_are_relative_to_the_root(workspace: Workspace) -> None:
