@@ -68,7 +68,7 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     """
     import json
 
-    from symdiff.display import changes_notes
+    from symdiff.display import changes_notes, window_of
     from symdiff.query import DiffQuery, diff
     from symdiff.queryargs import parse
 
@@ -94,9 +94,10 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     elif as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
     else:
-        _print_changes(result, scope=scope, since=since, after=cursor or reader)
+        _print_changes(result, scope=scope, since=window_of(since), after=cursor or reader)
     for note in changes_notes(result, root=settings.root, scope=scope, limit=limit,
-                              refreshed=refreshed, own=workspace is None):  # fmt: skip
+                              refreshed=refreshed, own=workspace is None,
+                              since=None if cursor else since):  # fmt: skip
         click.echo(f"symdiff: {note}", err=True)
     if result.more and not envelope:
         click.echo(f"symdiff: more records match; continue with --cursor {result.cursor}",

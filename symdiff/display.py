@@ -258,20 +258,32 @@ def _start_pass(root: Path) -> str | None:
             "may miss changes until it is done (`symdiff status` shows its progress)")
 
 
+def window_of(since: str) -> str:
+    """The window a valid --since stands for, as a person reads it: 720h for anything longer."""
+    from symdiff.queryargs import beyond_max_since
+
+    return "720h" if beyond_max_since(since) else since
+
+
 def changes_notes(answer: Answer, *, root: Path, scope: str, limit: str,
-                  refreshed: Report | None, own: bool) -> list[str]:  # fmt: skip
+                  refreshed: Report | None, own: bool,
+                  since: str | None = None) -> list[str]:  # fmt: skip
     """What `symdiff changes` says on stderr beside its answer, so that nothing surprises.
 
     Args:
         limit: the --limit as given. own: the answer is about the caller's own workspace.
+        since: the --since as given, when it bounds the answer (no --cursor).
     """
     from symdiff.query import STALE_WARNING
-    from symdiff.queryargs import MAX_LIMIT, normalize_limit
+    from symdiff.queryargs import MAX_LIMIT, beyond_max_since, normalize_limit
 
     notes = []
     if not (limit.isdecimal() and normalize_limit(limit) == int(limit)):
         notes.append(f"--limit is a whole number from 1 to {MAX_LIMIT}, got {limit!r}: "
                      f"showing at most {normalize_limit(limit)}; page on with --cursor")
+    if since is not None and beyond_max_since(since):
+        notes.append(f"--since {since} is longer than 720h, the longest window: showing the "
+                     "last 720h (`symdiff log SYMBOL` follows a symbol through older records)")
     if answer.stale:
         notes.append(f"warning: {_start_pass(workspace_root(root)) or STALE_WARNING}")
     if own and not answer.indexed:

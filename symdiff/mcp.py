@@ -50,6 +50,7 @@ from symdiff.mcpschema import (
 )
 from symdiff.query import STALE_WARNING, Answer, DiffQuery
 from symdiff.query import diff as run_diff
+from symdiff.queryargs import beyond_max_since
 from symdiff.wire import StdioReader
 
 if TYPE_CHECKING:
@@ -169,10 +170,15 @@ class _Server(MCPServer[Any]):
                                lowlevel.create_initialization_options())
 
 
-def diff_notes(found: Answer, *, root: Path, scope: object, own: bool) -> list[str]:
+def diff_notes(found: Answer, *, root: Path, scope: object, own: bool,
+               since: object = None) -> list[str]:  # fmt: skip
     """What the `diff` tool says beside its records so that an empty or short answer is read
-    right: nothing indexed, no daemon (the records stop at a time), records the scope hid."""
+    right: a `since` cut to 720h, nothing indexed, no daemon (the records stop at a time),
+    records the scope hid. `since`: the argument (already valid) when no cursor was given."""
     notes = []
+    if beyond_max_since(since):
+        notes.append(f"note: since {since} is longer than 720h, the longest window: these are "
+                     "the last 720h (symbol_history follows a symbol through older records)")
     if own and not found.indexed:
         notes.append(f"note: nothing is indexed for {root} yet, so no change is recorded: start "
                      "`symdiff watch` there (it also imports the last 720h of git history) or "
@@ -263,7 +269,8 @@ def build_server(
                     "more files differ: raise limit (at most 500) or narrow path")))
             return result
         own = workspace is None or _other_workspace(workspace, settings.root) is None
-        for note in diff_notes(found, root=settings.root, scope=scope, own=own):
+        for note in diff_notes(found, root=settings.root, scope=scope, own=own,
+                               since=since if cursor is None and reader is None else None):
             result.content.append(TextContent(type="text", text=note))
         more = "more records match: call again with this cursor" if found.more else "no more"
         result.content.append(TextContent(type="text", text=f"cursor: {found.cursor} ({more})"))

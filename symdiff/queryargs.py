@@ -92,6 +92,11 @@ def normalize_since(value: object) -> int:
     return min(ns, MAX_SINCE_NS)
 
 
+def beyond_max_since(value: object) -> bool:
+    """Whether a valid `since` asks for more than 720h (and is answered for 720h)."""
+    return isinstance(value, str) and parse_go_duration(value) > MAX_SINCE_NS
+
+
 def normalize_limit(value: object) -> int:
     """An integer in 1..500, else 50 — silently, whatever the value (seed 003).
 

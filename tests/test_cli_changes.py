@@ -186,6 +186,22 @@ def test_without_a_daemon_the_answer_says_up_to_when_and_refresh_catches_up(
         "signature_changed", "modified"]
 
 
+def test_a_since_beyond_720h_says_it_was_cut(tree: Path) -> None:
+    """720h is the longest window (SPEC): a longer --since answers for 720h and says so, and the
+    empty answer names the window it looked in, not the one asked for."""
+    cut = ("symdiff: --since 4000h is longer than 720h, the longest window: showing the last "
+           "720h (`symdiff log SYMBOL` follows a symbol through older records)\n")
+    proc = symdiff(tree, "changes", "--since", "4000h")
+    assert proc.returncode == 0 and proc.stderr.startswith(cut)
+    assert proc.stdout != "" and "4000h" not in proc.stdout
+    assert symdiff(tree, "changes", "--since", "4000h", "--json").stdout == symdiff(
+        tree, "changes", "--since", "720h", "--json").stdout
+    for within in ("720h", "720h0m0s", "1h"):
+        assert "longest window" not in symdiff(tree, "changes", "--since", within).stderr
+    none = symdiff(tree, "changes", "--since", "4000h", "--path", "nothing/*")
+    assert none.stdout == "no impl changes in the last 720h\n" and none.stderr.startswith(cut)
+
+
 def test_refresh_checks_the_arguments_before_it_writes(tmp_path: Path) -> None:
     proc = symdiff(tmp_path, "changes", "--refresh", "--since", "7d")
     assert proc.returncode == 2 and "unknown unit" in proc.stderr

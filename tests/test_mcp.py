@@ -337,6 +337,17 @@ def test_the_answer_says_when_no_daemon_watches_and_when_nothing_is_indexed(
         assert len(blocks) == 3 and blocks[2].startswith("cursor: ")
     run_stdio(workspace, unwatched)
 
+    async def beyond(session: ClientSession) -> None:
+        result = await call(session, "diff", {"since": "2000h", "scope": "all", "limit": 500})
+        assert result.structured_content is not None
+        assert len(result.structured_content["result"]) == 64  # the 30-hour-old one too
+        blocks = [b.text for b in result.content if isinstance(b, TextContent)]
+        assert blocks[1] == ("note: since 2000h is longer than 720h, the longest window: these "
+                             "are the last 720h (symbol_history follows a symbol through older "
+                             "records)")
+        assert blocks[2].startswith("note: no symdiff daemon watches")
+    run_stdio(workspace, beyond)
+
     empty = tmp_path / "empty"
     empty.mkdir()
     nothing = Workspace(empty, f"sqlite:///{tmp_path / 'none.db'}")
