@@ -31,11 +31,12 @@ from symdiff.errors import InvalidArgs
 from symdiff.filechange import build_change
 from symdiff.gitdiff import Delta, file_deltas
 from symdiff.gitstate import Repo, git_info, open_repo, snapshot
-from symdiff.model import ChangeType, FileChange, Origin
+from symdiff.model import ChangeType, FileChange, Origin, Scope
 from symdiff.queryargs import DiffQuery, Window, parse
 from symdiff.records import of_change
 from symdiff.store import PathFilter
 from symdiff.store.blobs import git_binary
+from symdiff.testpaths import classify
 
 if TYPE_CHECKING:
     from symdiff.query import Answer
@@ -120,12 +121,15 @@ def _shallow_hint(handle: pygit2.Repository) -> str:
     return ""
 
 
-def changes_against(settings: Settings, ref: str, *, now: datetime | None = None,
-                    with_bytes: bool = False) -> list[tuple[FileChange, bytes | None,
-                                                            bytes | None]]:  # fmt: skip
-    """Every file that differs between `ref`'s tree and the work tree, sorted by path.
+def changes_against(settings: Settings, ref: str, window: Window, *,
+                    now: datetime | None = None, with_bytes: bool = False
+                    ) -> tuple[list[tuple[FileChange, bytes | None, bytes | None]], bool]:
+    """The files that differ between `ref`'s tree and the work tree and that `window`'s scope,
+    origin and path filters select: the first `window.limit` by path, and whether more differ.
 
-    Each with the old and new bytes when `with_bytes` (for patches; None otherwise).
+    Each with the old and new bytes when `with_bytes` (for patches; None otherwise). Only the
+    records answered are built (line counts, symbols): a large difference asked for 50 files
+    parses 50.
     """
     repo = open_work_tree(settings.root.resolve())
     base = resolve(repo, check_ref(ref))
@@ -133,13 +137,19 @@ def changes_against(settings: Settings, ref: str, *, now: datetime | None = None
     when = now or datetime.now(UTC)
     origin_info = {"against": base.ref, "commit": base.commit}
     git = git_info(snapshot(repo))
-    out = []
+    differ = []
     for d in _deltas(handle, repo.workdir, base.commit):
-        kind, old, new = d.kind, d.old, d.new
-        if new is None and kind is not ChangeType.DELETE:
+        kind = d.kind
+        if d.new is None and kind is not ChangeType.DELETE:
             if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
                 continue
             kind = ChangeType.DELETE  # a tracked file gone since: what it is now
+        if _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN, window):
+            differ.append((d, kind))
+    differ.sort(key=lambda found: found[0].path)
+    out = []
+    for d, kind in differ[: window.limit]:
+        old, new = d.old, d.new
         old_text = None if old is None or git_binary(old) else old
         new_text = None if new is None or git_binary(new) else new
         change = build_change(
@@ -151,8 +161,7 @@ def changes_against(settings: Settings, ref: str, *, now: datetime | None = None
             git=None if git is None else dict(git),
         )  # fmt: skip
         out.append((change, old if with_bytes else None, new if with_bytes else None))
-    out.sort(key=lambda c: c[0].path)
-    return out
+    return out, len(differ) > window.limit
 
 
 def _deltas(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[Delta]:
@@ -217,13 +226,13 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
-def selected(change: FileChange, window: Window) -> bool:
+def _selected(path: str, scope: Scope, origin: Origin, window: Window) -> bool:
     """Whether a record passes the query's scope, origin and path filters."""
-    if window.scope is not None and change.scope is not window.scope:
+    if window.scope is not None and scope is not window.scope:
         return False
-    if window.origins is not None and change.origin.value not in window.origins:
+    if window.origins is not None and origin.value not in window.origins:
         return False
-    return window.paths is None or _path_selected(change.path, window.paths)
+    return window.paths is None or _path_selected(path, window.paths)
 
 
 def _path_selected(path: str, paths: PathFilter) -> bool:
@@ -248,16 +257,15 @@ def answer(settings: Settings, query: DiffQuery, *, now: datetime | None = None)
             raise InvalidArgs(f"against compares this work tree with a revision now; it takes "
                               f"no {name}")
     window = parse(query)
-    found = [c for c in changes_against(settings, ref, now=now, with_bytes=query.include_patch)
-             if selected(c[0], window)]  # fmt: skip
+    found, more = changes_against(settings, ref, window, now=now, with_bytes=query.include_patch)
     records = []
     root = open_work_tree(settings.root.resolve()).workdir
-    for change, old, new in found[: window.limit]:
+    for change, old, new in found:
         record = of_change(change)
         if query.include_patch:
             record["acp"] = _patch(change, old, new, root)
         records.append(record)
-    return Answer(records, more=len(found) > window.limit)
+    return Answer(records, more=more)
 
 
 def _patch(change: FileChange, old: bytes | None, new: bytes | None, root: Path

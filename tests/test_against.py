@@ -163,6 +163,32 @@ def test_scope_path_origin_and_limit_apply(project: Path) -> None:
     assert paths(since="1ns", scope="all") == paths(since="720h", scope="all")
 
 
+def test_only_the_records_answered_are_built(project: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large difference asked for a few files parses those few: the filters and the limit
+    apply before line counts and symbols, and the answer is the same as building them all."""
+    from symdiff import filechange
+
+    settings = Settings.resolve(str(project))
+    every = diff(settings, DiffQuery(against="HEAD", scope="all", limit=500)).records
+    built: list[str] = []
+    real = filechange.build_change
+
+    def counting(kind: Any, path: str, **kw: Any) -> Any:
+        built.append(path)
+        return real(kind, path, **kw)
+
+    monkeypatch.setattr("symdiff.against.build_change", counting)
+    first = diff(settings, DiffQuery(against="HEAD", scope="all", limit=2))
+    assert built == [r["path"] for r in every[:2]] and first.more
+    untimed = lambda records: [{**r, "timestamp": None} for r in records]  # noqa: E731
+    assert untimed(first.records) == untimed(every[:2])
+    built.clear()
+    some = diff(settings, DiffQuery(against="HEAD", scope="all", path="src/**"))
+    assert built == ["src/a.py", "src/moved.py"] and not some.more
+    assert len(every) > 4
+
+
 def test_a_clean_tree_has_no_differences(repo: Path) -> None:
     (repo / "a.py").write_text(PY_V1)
     git(repo, "add", "-A")
