@@ -170,11 +170,10 @@ class _Server(MCPServer[Any]):
                                lowlevel.create_initialization_options())
 
 
-def diff_notes(found: Answer, *, root: Path, scope: object, own: bool,
-               since: object = None) -> list[str]:  # fmt: skip
+def diff_notes(found: Answer, *, root: Path, own: bool, since: object = None) -> list[str]:
     """What the `diff` tool says beside its records so that an empty or short answer is read
-    right: a `since` cut to 720h, nothing indexed, no daemon (the records stop at a time),
-    records the scope hid. `since`: the argument (already valid) when no cursor was given."""
+    right: a `since` cut to 720h, nothing indexed, no daemon (the records stop at a time).
+    `since`: the argument (already valid) when no cursor was given."""
     notes = []
     if beyond_max_since(since):
         notes.append(f"note: since {since} is longer than 720h, the longest window: these are "
@@ -188,10 +187,6 @@ def diff_notes(found: Answer, *, root: Path, scope: object, own: bool,
                 if found.recorded_until else "changes made since it was last indexed are missing")
         notes.append(f"note: no symdiff daemon watches {root}: {upto}; start `symdiff watch` "
                      "there to keep the answer current")
-    if found.hidden and scope in ("impl", "test"):
-        other = "test" if scope == "impl" else "impl"
-        notes.append(f"note: {found.hidden} {other} change{'' if found.hidden == 1 else 's'} "
-                     "left out by scope: pass scope=\"all\" to see them")
     return notes
 
 
@@ -251,7 +246,8 @@ def build_server(
                           workspace=workspace, origin=origin, path=path, cursor=cursor,
                           reader=reader, against=against)  # fmt: skip
         try:
-            found = run_diff(settings, query, explain=against is None)
+            # Not the count of what scope hid: a full scan in the worst case (query.diff).
+            found = run_diff(settings, query, explain=against is None, count_hidden=False)
         except SymdiffError as err:
             return _failure(err)
         records = found.records
@@ -269,7 +265,7 @@ def build_server(
                     "more files differ: raise limit (at most 500) or narrow path")))
             return result
         own = workspace is None or _other_workspace(workspace, settings.root) is None
-        for note in diff_notes(found, root=settings.root, scope=scope, own=own,
+        for note in diff_notes(found, root=settings.root, own=own,
                                since=since if cursor is None and reader is None else None):
             result.content.append(TextContent(type="text", text=note))
         more = "more records match: call again with this cursor" if found.more else "no more"

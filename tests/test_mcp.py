@@ -308,9 +308,8 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         assert result.structured_content["stale"] is True
         assert len(result.structured_content["result"]) == 60
         blocks = [b.text for b in result.content if isinstance(b, TextContent)]
-        assert blocks[1].startswith("warning: the symdiff daemon")
-        assert blocks[2] == 'note: 3 test changes left out by scope: pass scope="all" to see them'
-        assert len(blocks) == 4 and blocks[3].startswith("cursor: ")
+        assert len(blocks) == 3 and blocks[1].startswith("warning: the symdiff daemon")
+        assert blocks[2].startswith("cursor: ")
 
     with workspace_lock(settings.root, settings.host):
         run_stdio(workspace, check)
