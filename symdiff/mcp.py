@@ -247,7 +247,7 @@ def build_server(
                           reader=reader, against=against)  # fmt: skip
         try:
             # Not the count of what scope hid: a full scan in the worst case (query.diff).
-            found = run_diff(settings, query, explain=against is None, count_hidden=False)
+            found = run_diff(settings, query, explain=True, count_hidden=False)
         except SymdiffError as err:
             return _failure(err)
         records = found.records
