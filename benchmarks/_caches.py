@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib
 
-from symdiff import reparse
+from symdiff.parse import reparse
 
 
 def cold() -> None:
     """Empty the symbol caches (by content hash), the attribution memo and the held trees."""
-    extract = importlib.import_module("symdiff.extract")  # the package re-exports a function
-    attribute = importlib.import_module("symdiff.attribute")
+    extract = importlib.import_module("symdiff.parse.extract")  # the package re-exports a function
+    attribute = importlib.import_module("symdiff.attribute.spans")
     reparse.forget()
     extract._cache.clear()
     extract._cache_held = 0

@@ -32,9 +32,9 @@ from _caches import cold
 from _corpus import django_tree
 from tree_sitter_language_pack import get_parser
 
-from symdiff import filechange
+from symdiff.attribute.spans import filechange
 from symdiff.config import Settings
-from symdiff.query import DiffQuery, diff
+from symdiff.query.answer import DiffQuery, diff
 
 ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_AUTHOR_NAME": "b",
        "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}

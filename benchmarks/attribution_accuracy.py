@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from symdiff.attribute import symbol_changes
-from symdiff.linediff import diff_lines
+from symdiff.attribute.spans import symbol_changes
+from symdiff.diffs.linediff import diff_lines
 
 CACHE = Path(__file__).parent / ".cache" / "sdists"
 PEER = Path(__file__).parent / ".cache" / "peer"

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from symbol_recall import corpora
 
-from symdiff.attribute import symbol_changes
-from symdiff.extract import extract
+from symdiff.attribute.spans import symbol_changes
 from symdiff.model import Symbol
+from symdiff.parse.extract import extract
 
 WORD = re.compile(rb"\b[a-z_][A-Za-z0-9_]{2,}\b")
 KEYWORDS = frozenset(

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from _corpus import django_tree
 
-from symdiff.extract import _parser, extract_uncached
+from symdiff.parse.extract import _parser, extract_uncached
 
 
 def _cpu() -> float:

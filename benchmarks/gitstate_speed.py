@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from symdiff.gitstate import open_repo, snapshot
+from symdiff.git.state import open_repo, snapshot
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 

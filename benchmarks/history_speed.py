@@ -32,11 +32,11 @@ from _caches import cold
 from pygit2.enums import SortMode
 from tree_sitter_language_pack import get_parser
 
-from symdiff import filechange
+from symdiff.attribute.spans import filechange
 from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
-from symdiff.history import import_history
-from symdiff.languages import language_for
+from symdiff.git.importer import import_history
+from symdiff.parse.languages import language_for
 from symdiff.store import Store
 
 T = TypeVar("T")

@@ -5,7 +5,7 @@
 Fills a database with 1,000,000 changes and 3,000,000 symbol changes across 50,000 files over
 30 days (bulk inserts through SQLAlchemy Core into the store's own tables; the SQLite file is
 cached under benchmarks/.cache, the PostgreSQL data in database `symdiff_bench`), then prints
-p50/p99 latency of `symdiff.query.diff` — the whole read path the CLI and MCP tool use — for
+p50/p99 latency of `symdiff.query.answer.diff` — the whole read path the CLI and MCP tool use — for
 the default query, since=720h scope=test limit=500, a cursor page 10,000 records behind the
 newest (plain, and with origin and path filters), and the default query with a path filter.
 """
@@ -23,9 +23,9 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 
 from symdiff.config import Settings
-from symdiff.heap import settle_heap
-from symdiff.query import DiffQuery, diff
-from symdiff.queryargs import encode_cursor
+from symdiff.query.answer import DiffQuery, diff
+from symdiff.query.args import encode_cursor
+from symdiff.record.heap import settle_heap
 from symdiff.store import Position, Store
 from symdiff.store import tables as t
 from symdiff.store.schema import HEAD

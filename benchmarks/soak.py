@@ -10,8 +10,8 @@ of the edits go to 20% of the files. At every simulated midnight, as the daemon'
 collection would, `retention.collect` runs on a thread of its own (its own Store) while the
 writes go on. At each midnight the script samples this process's RSS (writer, gc and reader
 together), the database size (file + WAL; `pg_database_size` on PostgreSQL) and the latency of
-`symdiff.query.diff` through one kept read-only store, as the MCP server reads: p50/p99 of the
-default query (24h, limit 50) and of a 168h scope=all limit=500 query, each at that simulated
+`symdiff.query.answer.diff` through one kept read-only store, as the MCP server reads: p50/p99
+of the default query (24h, limit 50) and of a 168h scope=all limit=500 query, each at that simulated
 instant. It prints the series, then whether size and RSS level off and whether p99 grows:
 the last third of the days against the middle third (the first window is still filling).
 
@@ -36,10 +36,10 @@ from pathlib import Path
 
 from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
-from symdiff.heap import settle_heap
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
-from symdiff.query import DiffQuery, diff
-from symdiff.retention import GcReport, collect
+from symdiff.query.answer import DiffQuery, diff
+from symdiff.record.heap import settle_heap
+from symdiff.record.retention import GcReport, collect
 from symdiff.store import FileState, Mutation, Store
 from symdiff.store.blobs import pack
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import zstandard
 
 from symdiff.config import Settings
-from symdiff.indexer import reconcile
-from symdiff.origins import BatchOrigins
+from symdiff.record.indexer import reconcile
+from symdiff.record.origins import BatchOrigins
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary, pack
 from symdiff.store.deltas import against

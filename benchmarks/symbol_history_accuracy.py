@@ -26,7 +26,7 @@ from attribution_accuracy import definitions, python_files, sdist
 from symdiff.api import index
 from symdiff.config import Settings
 from symdiff.store import Store
-from symdiff.symbols_history import symbol_history, symbol_source
+from symdiff.symbols.history import symbol_history, symbol_source
 
 CHAINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("attrs", ("23.1.0", "23.2.0", "24.1.0")),

@@ -31,10 +31,10 @@ from pathlib import Path
 
 from symdiff.api import import_history
 from symdiff.config import Settings
-from symdiff.extract import extract
-from symdiff.languages import language_for
 from symdiff.model import Symbol
-from symdiff.symbols_history import symbol_history
+from symdiff.parse.extract import extract
+from symdiff.parse.languages import language_for
+from symdiff.symbols.history import symbol_history
 
 DRIVERS = {"go": "golang", "rust": "rust", "java": "java", "typescript": "ts"}
 LANGUAGES = ("go", "typescript", "rust", "java")

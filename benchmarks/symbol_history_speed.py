@@ -26,11 +26,11 @@ from query_latency import measure  # the same p50/p99 rule as the diff query's f
 from sqlalchemy import func, select
 
 from symdiff.config import Settings
-from symdiff.heap import settle_heap
+from symdiff.record.heap import settle_heap
 from symdiff.store import Store
 from symdiff.store import tables as t
 from symdiff.store.schema import HEAD
-from symdiff.symbols_history import symbol_history
+from symdiff.symbols.history import symbol_history
 
 CHANGES = 1_000_000
 SYMBOLS_PER_CHANGE = 3

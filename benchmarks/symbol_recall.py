@@ -26,8 +26,8 @@ from pathlib import Path
 
 from tree_sitter_language_pack import get_parser
 
-from symdiff.extract import extract
-from symdiff.languages import language_for
+from symdiff.parse.extract import extract
+from symdiff.parse.languages import language_for
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache"

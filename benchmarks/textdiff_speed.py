@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from symdiff import linediff
-from symdiff.linediff import diff_lines, unified_diff
-from symdiff.textdiff import READ_CAP, text_diff
+from symdiff.diffs import linediff
+from symdiff.diffs.linediff import diff_lines, unified_diff
+from symdiff.diffs.textdiff import READ_CAP, text_diff
 
 
 def real_source(limit: int) -> bytes:

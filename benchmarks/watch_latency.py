@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from symdiff.config import Settings
-from symdiff.daemon import Daemon
-from symdiff.indexer import reconcile
+from symdiff.record.daemon import Daemon
+from symdiff.record.indexer import reconcile
 from symdiff.store import Store
 
 

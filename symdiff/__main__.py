@@ -1,5 +1,5 @@
 """python -m symdiff."""
 
-from symdiff.cli import main
+from symdiff.cli.main import main
 
 main()

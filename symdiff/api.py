@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from symdiff.config import Settings
-from symdiff.indexer import Progress, Report, check_root, reconcile
-from symdiff.origins import scan_provenance
+from symdiff.record.indexer import Progress, Report, check_root, reconcile
+from symdiff.record.origins import scan_provenance
 from symdiff.store import Store
 
 if TYPE_CHECKING:
-    from symdiff.history import ImportReport
+    from symdiff.git.importer import ImportReport
 
 
 def open_store(settings: Settings) -> Store:
@@ -35,7 +35,7 @@ def index(
     with open_store(settings) as store:
         if not show_progress:
             return reconcile(store, settings, progress=progress, provenance=provenance)
-        from symdiff.progress import progress_bar
+        from symdiff.record.progress import progress_bar
 
         with progress_bar("indexing") as bar:
             return reconcile(store, settings, progress=bar, provenance=provenance)
@@ -67,7 +67,7 @@ def apply_edits(
     from symdiff.edits import Recorder
     from symdiff.edits import apply_edits as apply_core
     from symdiff.errors import SymdiffError
-    from symdiff.recording import IndexRecorder, UnavailableRecorder
+    from symdiff.record.applied import IndexRecorder, UnavailableRecorder
 
     def run(recorder: Recorder | None) -> dict[str, object]:
         return apply_core(edits, root=settings.root, write_roots=allow_write, dry_run=dry_run,
@@ -94,7 +94,7 @@ def import_history(
 
     from symdiff.duration import parse_go_duration
     from symdiff.errors import DurationError, InvalidArgs
-    from symdiff.history import import_history as run
+    from symdiff.git.importer import import_history as run
 
     window = None
     if since is not None:

@@ -12,7 +12,7 @@ error saying what to do, which an MCP client shows as the error of the call it m
    else 401 with `WWW-Authenticate: Bearer`. A server bound to a non-loopback address always
    has one (`with_token` generates it when none is given).
 
-Then a POST whose JSON text holds a lone surrogate is answered here (`symdiff.wire`), since the
+Then a POST whose JSON text holds a lone surrogate is answered here (`symdiff.mcp.wire`), since the
 SDK's parser refuses it without naming the request. The SDK's own Host/Origin check
 (TransportSecuritySettings) is switched off because this one replaces it: the SDK turns it on
 only for a loopback bind and with the loopback names only, so `--allow-host` could not pass it.
@@ -188,7 +188,7 @@ async def _unicode_checked(receive: Receive) -> tuple[Response | None, Receive]:
     surrogate, and a `receive` that hands the body on unchanged."""
     from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 
-    from symdiff.wire import reply_to
+    from symdiff.mcp.wire import reply_to
 
     chunks: list[bytes] = []
     size = 0

@@ -10,9 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from symdiff.acp import PATCH_CAP, FilePatch, build_diff
+from symdiff.diffs.acp import PATCH_CAP, FilePatch, build_diff
+from symdiff.diffs.linediff import EXECUTABLE_MODE, SYMLINK_MODE
 from symdiff.errors import InvalidArgs
-from symdiff.linediff import EXECUTABLE_MODE, SYMLINK_MODE
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "fixtures/acp/v2_schema.toolcallcontent.json").read_text()

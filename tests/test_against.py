@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import git
 
-from symdiff.cli import cli
+from symdiff.cli.main import cli
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
-from symdiff.query import DiffQuery, diff
+from symdiff.query.answer import DiffQuery, diff
 from symdiff.records import ChangeRecord
 
 Numstat = dict[str, tuple[int, int, str | None]]
@@ -167,8 +167,7 @@ def test_only_the_records_answered_are_built(project: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A large difference asked for a few files parses those few: the filters and the limit
     apply before line counts and symbols, and the answer is the same as building them all."""
-    from symdiff import filechange
-
+    from symdiff.attribute.spans import filechange
     settings = Settings.resolve(str(project))
     every = diff(settings, DiffQuery(against="HEAD", scope="all", limit=500)).records
     built: list[str] = []
@@ -178,7 +177,7 @@ def test_only_the_records_answered_are_built(project: Path,
         built.append(path)
         return real(kind, path, **kw)
 
-    monkeypatch.setattr("symdiff.against.build_change", counting)
+    monkeypatch.setattr("symdiff.query.against.build_change", counting)
     first = diff(settings, DiffQuery(against="HEAD", scope="all", limit=2))
     assert built == [r["path"] for r in every[:2]] and first.more
     untimed = lambda records: [{**r, "timestamp": None} for r in records]  # noqa: E731
@@ -293,7 +292,7 @@ def test_the_cli(project: Path) -> None:
 
 
 def test_the_mcp_tool(project: Path) -> None:
-    from symdiff.mcp import build_server
+    from symdiff.mcp.server import build_server
 
     server = build_server(Settings.resolve(str(project)))
 
@@ -308,7 +307,7 @@ def test_the_mcp_tool(project: Path) -> None:
 
 
 def test_the_read_side_loads_pygit2_only_for_against(project: Path) -> None:
-    probe = ("import sys\nfrom symdiff.config import Settings\nfrom symdiff.query import "
+    probe = ("import sys\nfrom symdiff.config import Settings\nfrom symdiff.query.answer import "
              "DiffQuery, diff\n{}\nprint('pygit2' in sys.modules)")
     plain = probe.format("")
     with_against = probe.format(f"diff(Settings.resolve({str(project)!r}), "

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from symdiff.attribute import attribute, symbol_changes
-from symdiff.linediff import diff_lines
+from symdiff.attribute.spans import attribute, symbol_changes
+from symdiff.diffs.linediff import diff_lines
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
 from symdiff.records import of_symbol
 
@@ -416,8 +416,7 @@ def test_golden_pair(case: Path) -> None:
 
 
 def test_kept_lines_maps_untouched_old_lines_to_new_ones() -> None:
-    from symdiff import attribute as module
-
+    from symdiff.attribute.spans import spans as module
     old = b"a\nb\nc\nd\ne\n"
     new = b"a\nX\nc\nY\nZ\nd\ne\n"  # b replaced, two lines inserted after c
     kept = module._kept_lines(diff_lines(old, new), len(old.split(b"\n")))
@@ -431,8 +430,8 @@ def test_the_shortcut_gives_the_answers_of_the_full_comparison(
     """Edits of a real file: every pair the shortcut calls unchanged, the texts agree on."""
     import random
 
-    from symdiff import attribute as module
-    from symdiff.extract import extract
+    from symdiff.attribute.spans import spans as module
+    from symdiff.parse.extract import extract
 
     source = (Path(__file__).parent / "fixtures" / "languages" / "python").glob("sample*")
     text = next(iter(source)).read_bytes()

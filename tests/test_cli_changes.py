@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from symdiff.cli import cli
+from symdiff.cli.main import cli
 
 
 def symdiff(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -164,7 +164,7 @@ def test_a_script_reads_a_busy_history_page_by_page(tmp_path: Path) -> None:
 
 def test_without_a_daemon_the_answer_says_up_to_when_and_refresh_catches_up(
         tmp_path: Path) -> None:  # fmt: skip
-    from symdiff.display import when
+    from symdiff.cli.display import when
 
     (tmp_path / "app.py").write_text("def f():\n    return 1\n")
     fresh = symdiff(tmp_path, "changes", "--json", "--refresh")
@@ -243,8 +243,8 @@ def test_a_never_indexed_folder_says_so_and_prints_no_table(tmp_path: Path) -> N
 
 def test_a_daemon_still_making_its_baseline_says_so(tmp_path: Path) -> None:
     from symdiff.config import Settings
-    from symdiff.lock import workspace_lock
-    from symdiff.sync import COOKIE_DIR
+    from symdiff.workspace.lock import workspace_lock
+    from symdiff.workspace.sync import COOKIE_DIR
 
     (tmp_path / "a.py").write_text("x = 1\n")
     assert symdiff(tmp_path, "index").returncode == 0

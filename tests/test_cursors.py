@@ -13,7 +13,7 @@ import pytest
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.model import ChangeType, FileChange, Origin, Scope
-from symdiff.query import DiffQuery, diff
+from symdiff.query.answer import DiffQuery, diff
 from symdiff.store import Mutation, Store
 from symdiff.store.kept import close_all
 

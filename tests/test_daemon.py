@@ -22,14 +22,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import stored
 
-from symdiff.cli import cli
+from symdiff.cli.main import cli
 from symdiff.config import Settings
-from symdiff.daemon import Daemon
 from symdiff.errors import LockedError
-from symdiff.lock import running
-from symdiff.status import status
+from symdiff.record.daemon import Daemon
 from symdiff.store import Store
-from symdiff.sync import sync
+from symdiff.workspace.lock import running
+from symdiff.workspace.status import status
+from symdiff.workspace.sync import sync
 
 Rec = tuple[str, str, str | None]
 
@@ -262,7 +262,7 @@ def test_one_daemon_per_workspace_and_status(root: Path) -> None:
 def test_the_start_pass_writes_its_progress_to_the_status_file(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import symdiff.daemon as daemon_module
+    import symdiff.record.daemon as daemon_module
 
     for i in range(600):
         (root / "pkg" / f"m{i}.py").write_text(f"x = {i}\n")
@@ -321,7 +321,7 @@ def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None
 
 
 def test_the_diff_query_waits_for_the_daemon(root: Path) -> None:
-    from symdiff.query import DiffQuery, diff
+    from symdiff.query.answer import DiffQuery, diff
 
     s = make_settings(root)
     with daemon_thread(s, max_delay_s=5):
@@ -431,7 +431,7 @@ def test_a_path_that_keeps_failing_does_not_hold_back_the_others(
 ) -> None:
     """A bug that fires on one path (injected at the daemon's reconcile seam) costs that path,
     not the batch: the other changes of the same batch are recorded."""
-    import symdiff.daemon as daemon_module
+    import symdiff.record.daemon as daemon_module
 
     real = daemon_module.reconcile
 
@@ -480,7 +480,7 @@ def test_a_name_that_is_not_utf8_does_not_stop_recording(
     was well. Now the name is skipped with one warning and everything else is recorded."""
     s = _with_db(root, db_url)
     _write_bytes_name(root, b"early\xff.py", b"x = 1\n")  # there at the start pass
-    with caplog.at_level(logging.WARNING, logger="symdiff.indexer"), daemon_thread(s) as d:
+    with caplog.at_level(logging.WARNING, logger="symdiff.record.indexer"), daemon_thread(s) as d:
         assert settled(s) == Counter()
         _write_bytes_name(root, b"bad\xff.py", b"x")  # seen as an event
         os.mkdir(os.fsencode(root) + b"/dir\xfe")
@@ -566,7 +566,7 @@ def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
     """A bug that one file triggers (injected where the indexer builds its record) in a full
     pass costs that file: the pass is split by directory, the rest is recorded, and status
     names the file until a later pass records it."""
-    import symdiff.indexer as indexer_module
+    import symdiff.record.indexer as indexer_module
 
     real = indexer_module._record
 

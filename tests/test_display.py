@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from symdiff.display import origin_label, short_when, size, symbol_lines, when
+from symdiff.cli.display import origin_label, short_when, size, symbol_lines, when
 from symdiff.records import symbol_record
 
 

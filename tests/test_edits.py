@@ -22,15 +22,15 @@ import jsonschema
 import pytest
 from conftest import stored
 
-from symdiff import attribute as attribute_module
 from symdiff.api import apply_edits, index, open_store
+from symdiff.attribute.spans import spans as attribute_module
 from symdiff.config import Settings
 from symdiff.edits import apply_edits as apply_core
 from symdiff.edits import plan_edits
 from symdiff.edits.parse import parse_edits, parse_text
 from symdiff.edits.write import TMP_SUFFIX, Write, commit
 from symdiff.errors import EditError, FsDenied, InvalidArgs, StoreError, ToolFailed
-from symdiff.fsgate import Beneath, locate
+from symdiff.workspace.gate import Beneath, locate
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "fixtures/acp/v2_schema.toolcallcontent.json").read_text()
@@ -671,7 +671,8 @@ edit = "FILE: a.py\\n<<<<<<< SEARCH\\nx = 1\\n=======\\nx = 2\\n>>>>>>> REPLACE\
 assert apply_edits(edit, root=root)["dry_run"]
 assert apply_edits(edit, root=root, dry_run=False)["applied"]
 heavy = sorted(m for m in sys.modules
-               if m.split(".")[0] == "sqlalchemy" or m in ("symdiff.store", "symdiff.indexer"))
+               if m.split(".")[0] == "sqlalchemy"
+               or m in ("symdiff.store", "symdiff.record.indexer"))
 print(heavy)
 """
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from tree_sitter_language_pack import get_parser
 
-from symdiff.extract import extract, extract_uncached
-from symdiff.languages.cmacros import mask
-from symdiff.languages.engine import error_bytes
-from symdiff.languages.shmask import recover
 from symdiff.model import Symbol
+from symdiff.parse.extract import extract, extract_uncached
+from symdiff.parse.languages.cmacros import mask
+from symdiff.parse.languages.engine import error_bytes
+from symdiff.parse.languages.shmask import recover
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 LANGUAGES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())

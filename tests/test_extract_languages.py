@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from symdiff.attribute import symbol_changes
-from symdiff.extract import extract
+from symdiff.attribute.spans import symbol_changes
 from symdiff.model import SymbolChangeType
+from symdiff.parse.extract import extract
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 ADDED = SymbolChangeType.ADDED

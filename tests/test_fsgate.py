@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from symdiff import fsgate
+from symdiff.diffs.textdiff import text_diff
 from symdiff.edits import apply_edits
 from symdiff.errors import FsDenied, ToolFailed
-from symdiff.fsgate import Beneath
-from symdiff.textdiff import text_diff
+from symdiff.workspace import gate as fsgate
+from symdiff.workspace.gate import Beneath
 
 MODES = ["openat2", "walk"]
 

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from symdiff.blobid import blob_id
 from symdiff.config import Settings
+from symdiff.diffs.blobid import blob_id
 from symdiff.errors import InvalidArgs
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
-from symdiff.queryargs import encode_cursor
-from symdiff.retention import Collector, collect, overdue
+from symdiff.query.args import encode_cursor
+from symdiff.record.retention import Collector, collect, overdue
 from symdiff.store import FileState, Mutation, Position, Store, gc
 from symdiff.store.blobs import pack
 from symdiff.store.engine import make_engine
@@ -401,7 +401,7 @@ _GC_CHILD = """
 import sys
 from dataclasses import replace
 from symdiff.config import Settings
-from symdiff.retention import collect
+from symdiff.record.retention import collect
 from symdiff.store import gc
 gc.RECORD_BATCH = gc.BLOB_BATCH = 100
 gc.VACUUM_STEP_PAGES = 16
@@ -506,7 +506,7 @@ def test_a_database_made_before_incremental_vacuum_is_switched_by_the_cli(tmp_pa
             assert conn.exec_driver_sql("PRAGMA auto_vacuum").scalar() == 2
     from click.testing import CliRunner
 
-    from symdiff.cli import cli
+    from symdiff.cli.main import cli
 
     again = CliRunner().invoke(cli, ["db", "gc", "--db", sqlite_url, "--keep", "96h"])
     assert again.exit_code == 0 and again.output.startswith("collected 0 records")
@@ -562,7 +562,7 @@ def test_the_collector_runs_at_start_when_overdue_then_every_period(sqlite_url: 
 
 
 def test_the_daemon_collects_an_overdue_database_at_start(tmp_path: Path) -> None:
-    from symdiff.daemon import Daemon
+    from symdiff.record.daemon import Daemon
 
     root = tmp_path / "tree"
     root.mkdir()

@@ -14,11 +14,11 @@ import pytest
 from conftest import git, stored
 from test_daemon import daemon_thread
 
-from symdiff.blobid import blob_id
 from symdiff.config import Settings
+from symdiff.diffs.blobid import blob_id
 from symdiff.model import FileChange
 from symdiff.store import Store
-from symdiff.sync import sync
+from symdiff.workspace.sync import sync
 
 # 20,000 takes two minutes here (all recorded, each once); the suite runs 5,000.
 FILES = int(os.environ.get("SYMDIFF_TEST_CHECKOUT_FILES", "5000"))
@@ -139,7 +139,7 @@ def test_git_gc_records_nothing_and_the_watcher_goes_on(repo: Path) -> None:
 def test_a_rescan_after_git_moved_is_git(repo: Path) -> None:
     """A full pass that follows a git command (an inotify overflow during a checkout) records
     what git wrote as `git`; the start pass, and a rescan with no git in between, as `scan`."""
-    from symdiff.origins import BatchOrigins
+    from symdiff.record.origins import BatchOrigins
 
     (repo / "a.py").write_text("x = 1\n")
     git(repo, "add", "-A")

@@ -14,7 +14,7 @@ import pygit2
 import pytest
 from conftest import git
 
-from symdiff.gitstate import (
+from symdiff.git.state import (
     UNKNOWN,
     GitOrigin,
     ReflogTip,

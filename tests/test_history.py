@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from symdiff.api import import_history
-from symdiff.cli import cli
+from symdiff.cli.main import cli
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
-from symdiff.query import DiffQuery, diff
+from symdiff.query.answer import DiffQuery, diff
 from symdiff.store import ChangeFilter, Store
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -297,7 +297,7 @@ def _imported(repo: Path) -> list[dict[str, object]]:
 def _started(p: subprocess.Popen[str], repo: Path) -> None:
     import time
 
-    from symdiff.status import status
+    from symdiff.workspace.status import status
 
     deadline = time.monotonic() + 60
     while not (info := status(Settings.resolve(str(repo)))).get("last_reconcile"):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 HEAVY = ("watchdog", "tree_sitter", "tree_sitter_language_pack", "alembic", "pygit2", "mcp",
-         "symdiff.indexer", "symdiff.daemon", "symdiff.extract")  # fmt: skip
+         "symdiff.record.indexer", "symdiff.record.daemon", "symdiff.parse.extract")  # fmt: skip
 
 
 def _loaded(code: str, cwd: Path | None = None) -> set[str]:
@@ -24,11 +24,12 @@ print(json.dumps([m for m in sys.modules if any(m == h or m.startswith(h + ".") 
 
 
 def test_the_probe_sees_heavy_modules() -> None:
-    assert {"watchdog", "pygit2", "symdiff.indexer"} <= _loaded("import symdiff.daemon")
+    loaded = _loaded("import symdiff.record.daemon")
+    assert {"watchdog", "pygit2", "symdiff.record.indexer"} <= loaded
 
 
 def test_importing_the_query_loads_no_heavy_module() -> None:
-    assert _loaded("import symdiff.query") == set()
+    assert _loaded("import symdiff.query.answer") == set()
     assert _loaded("import symdiff") == set()
 
 
@@ -39,7 +40,7 @@ def test_a_cold_changes_command_loads_no_heavy_module(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("def f():\n    return 2\n")
     subprocess.run([sys.executable, "-m", "symdiff", "index", str(tmp_path)], check=True,
                    capture_output=True)  # fmt: skip
-    run = ("import sys, contextlib, io\nfrom symdiff.cli import cli\n"
+    run = ("import sys, contextlib, io\nfrom symdiff.cli.main import cli\n"
            "sys.argv = ['symdiff', 'changes', '--json']\n"
            "buf = io.StringIO()\n"
            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(buf):\n"
@@ -54,7 +55,7 @@ def test_a_cold_changes_command_loads_no_heavy_module(tmp_path: Path) -> None:
 
 def test_the_mcp_diff_tool_loads_no_heavy_module_beyond_the_sdk(tmp_path: Path) -> None:
     run = ("import asyncio\nfrom symdiff.config import Settings\n"
-           "from symdiff.mcp import build_server\n"
+           "from symdiff.mcp.server import build_server\n"
            f"server = build_server(Settings.resolve({str(tmp_path)!r}))\n"
            "asyncio.run(server.call_tool('diff', {}))")
     assert {m.split(".")[0] for m in _loaded(run)} == {"mcp"}

@@ -18,8 +18,8 @@ from conftest import git, stored
 from sqlalchemy import func, select
 
 from symdiff.config import Settings
-from symdiff.indexer import reconcile
 from symdiff.model import ChangeType, FileChange, Scope
+from symdiff.record.indexer import reconcile
 from symdiff.records import of_change
 from symdiff.store import Store
 from symdiff.store import tables as t

@@ -13,7 +13,7 @@ import pytest
 from unprivileged import python, symdiff
 
 from symdiff.config import Settings
-from symdiff.indexer import Notices, Report, reconcile
+from symdiff.record.indexer import Notices, Report, reconcile
 from symdiff.store import Store
 
 HOST = "test-host"
@@ -56,7 +56,7 @@ def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_recorded(
             f.write(b"z")
         (repo / ".gitignore").write_text("*.log\n")
         (repo / "ok.py").write_text("x = 2\n")
-        with caplog.at_level(logging.WARNING, logger="symdiff.indexer"):
+        with caplog.at_level(logging.WARNING, logger="symdiff.record.indexer"):
             full = reconcile(store, settings, notices=notices)
             again = reconcile(store, settings, notices=notices)
             # The event path: the watcher hands over the name as Python decodes it.
@@ -133,7 +133,7 @@ def test_files_under_an_unlistable_directory_keep_their_state(
 _PASSES = """
 import json, sys
 from symdiff.config import Settings
-from symdiff.indexer import reconcile
+from symdiff.record.indexer import reconcile
 from symdiff.store import Store
 settings = Settings.resolve(sys.argv[1], db=sys.argv[2], host=sys.argv[3])
 out = []

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from symdiff.extract import extract
-from symdiff.languages import EXTENSIONS, FAMILIES, FILENAMES, language_for
+from symdiff.parse.extract import extract
+from symdiff.parse.languages import EXTENSIONS, FAMILIES, FILENAMES, language_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 ALL_LANGUAGES = sorted(set(EXTENSIONS.values()) | set(FILENAMES.values()))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from symdiff.linediff import (
+from symdiff.diffs.linediff import (
     EXECUTABLE_MODE,
     blob_id,
     count_lines,

@@ -1,5 +1,5 @@
 """Every argument error over MCP is `invalid_args: <argument> must be <what>, got <value>`, on
-both transports; a request whose JSON text is not Unicode gets that answer too (symdiff.wire),
+both transports; a request whose JSON text is not Unicode gets that answer too (symdiff.mcp.wire),
 where it used to get no reply at all."""
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from symdiff import origins
 from symdiff.model import Origin
+from symdiff.record import origins
 
 
 def _repo(root: Path) -> Path:

@@ -19,7 +19,7 @@ from test_daemon import daemon_thread
 from symdiff.config import Settings
 from symdiff.records import of_change
 from symdiff.store import Store
-from symdiff.sync import sync
+from symdiff.workspace.sync import sync
 
 
 def _settings(root: Path) -> Settings:

@@ -13,8 +13,8 @@ import pytest
 from symdiff.config import Settings
 from symdiff.errors import DurationError, InvalidArgs
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
-from symdiff.query import DiffQuery, diff
-from symdiff.queryargs import normalize_limit, normalize_scope, normalize_since
+from symdiff.query.answer import DiffQuery, diff
+from symdiff.query.args import normalize_limit, normalize_scope, normalize_since
 from symdiff.records import ChangeRecord
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import pack

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from symdiff.renames import Side, find_renames, span_hashes
+from symdiff.git.renames import Side, find_renames, span_hashes
 
 
 def git_hash_chars(data: bytes) -> Counter[int]:

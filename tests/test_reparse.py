@@ -8,8 +8,8 @@ import pytest
 from test_extract import LANGUAGES, sample_of
 from tree_sitter_language_pack import get_parser
 
-from symdiff import reparse
-from symdiff.extract import extract, extract_uncached
+from symdiff.parse import reparse
+from symdiff.parse.extract import extract, extract_uncached
 
 
 @pytest.fixture(autouse=True)

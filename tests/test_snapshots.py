@@ -11,10 +11,10 @@ import zstandard
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import OperationalError
 
-from symdiff.blobid import blob_id
 from symdiff.config import Settings
+from symdiff.diffs.blobid import blob_id
 from symdiff.errors import StoreError
-from symdiff.indexer import reconcile
+from symdiff.record.indexer import reconcile
 from symdiff.store import ChangeFilter, FileState, Mutation, Store
 from symdiff.store import tables as t
 from symdiff.store.blobs import CODEC_DELTA, pack, unpack

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import git
 
-from symdiff.lock import workspace_lock
-from symdiff.statedir import GITIGNORE, ensure_state_dir
+from symdiff.workspace.layout import GITIGNORE, ensure_state_dir
+from symdiff.workspace.lock import workspace_lock
 
 
 def _symdiff(root: Path, *args: str) -> None:

@@ -92,7 +92,7 @@ def test_status_says_baseline_newest_record_and_database(tmp_path: Path) -> None
     db = root / ".symdiff" / "index.db"
     assert info["database"] == str(db)
     assert info["database_bytes"] >= db.stat().st_size > 0
-    from symdiff.display import size, when
+    from symdiff.cli.display import size, when
 
     out = symdiff("status", str(root), env=ENV)
     assert out.returncode == 0 and out.stderr == ""
@@ -104,7 +104,7 @@ def test_status_says_baseline_newest_record_and_database(tmp_path: Path) -> None
 
 def test_status_shows_the_start_pass_progress_of_a_live_daemon(tmp_path: Path) -> None:
     """What the daemon writes while its start pass runs; a dead daemon's is not shown."""
-    from symdiff.lock import workspace_lock
+    from symdiff.workspace.lock import workspace_lock
 
     root = tmp_path / "ws"
     root.mkdir()

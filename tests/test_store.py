@@ -12,7 +12,7 @@ import pytest
 from conftest import stored
 from sqlalchemy import inspect, text
 
-from symdiff.blobid import blob_id
+from symdiff.diffs.blobid import blob_id
 from symdiff.errors import StoreError
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.records import of_change

@@ -15,8 +15,8 @@ import pytest
 from symdiff.api import index
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, ToolFailed
-from symdiff.restore import restore_symbol
-from symdiff.symbols_history import symbol_history, symbol_source
+from symdiff.symbols.history import symbol_history, symbol_source
+from symdiff.symbols.restore import restore_symbol
 
 
 def _settings(root: Path) -> Settings:

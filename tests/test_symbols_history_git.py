@@ -12,8 +12,8 @@ import pytest
 
 from symdiff.api import import_history
 from symdiff.config import Settings
-from symdiff.extract import extract
-from symdiff.symbols_history import symbol_history, symbol_source
+from symdiff.parse.extract import extract
+from symdiff.symbols.history import symbol_history, symbol_source
 
 FUNCTIONS = 6
 

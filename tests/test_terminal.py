@@ -135,7 +135,7 @@ def test_the_table_shows_whole_names_and_renames_at_80_columns(project: Path,
     shown = pane.wait(lambda t: "1 test change hidden: --scope all shows them" in t)
     lines = shown.splitlines()
     assert "…" not in shown
-    row = next(i for i, line in enumerate(lines) if "symdiff/progress.py" in line)
+    row = next(i for i, line in enumerate(lines) if "symdiff/record/progress.py" in line)
     assert "modify" in lines[row] and "progress_bar signature_changed" in lines[row]
     assert "+2 -2  scan" in lines[row + 1]
     # The rename, old → new, wraps at the arrow but cuts neither name.
@@ -145,7 +145,8 @@ def test_the_table_shows_whole_names_and_renames_at_80_columns(project: Path,
     pane.type("clear")
     pane.type(f"{SYMDIFF} changes --scope all --patch | cat")
     shown = pane.wait(lambda t: "+    def render_for_humans(self):" in t)
-    assert "tests/test_progress.py" in shown and "diff --git a/symdiff/progress.py b/" in shown
+    assert "tests/test_progress.py" in shown
+    assert "diff --git a/symdiff/record/progress.py b/" in shown
 
 
 def test_the_table_off_a_terminal_is_as_wide_as_its_content(project: Path) -> None:
@@ -172,7 +173,7 @@ def test_watch_prints_a_line_per_change_in_a_terminal(project: Path,
     pane.wait(lambda t: "watching " in t)
     save(project / "symdiff" / "progress.py", NEW)
     shown = pane.wait(lambda t: "(watch)" in t)
-    [line] = [ln for ln in shown.splitlines() if " modify symdiff/progress.py " in ln]
+    [line] = [ln for ln in shown.splitlines() if " modify symdiff/record/progress.py " in ln]
     assert re.fullmatch(r"\d\d:\d\d:\d\d modify symdiff/progress\.py  \+2 -2  progress_bar "
                         r"signature_changed, SymdiffError\.render → "
                         r"SymdiffError\.render_for_humans renamed  \(watch\)", line), line
@@ -198,7 +199,7 @@ def test_watch_quiet_prints_nothing_per_change(project: Path,
         time.sleep(0.1)
     save(project / "symdiff" / "progress.py", NEW)
     recorded = json.loads(symdiff(project, "changes", "--json").stdout)  # waits for the daemon
-    assert "symdiff/progress.py" in {r["path"] for r in recorded}
+    assert "symdiff/record/progress.py" in {r["path"] for r in recorded}
     assert "progress.py" not in pane.text()
     pane.keys("C-c")
     pane.wait(lambda t: _prompt(t))
@@ -216,12 +217,12 @@ def test_watch_piped_prints_plain_lines_as_they_happen(project: Path) -> None:
         save(project / "symdiff" / "progress.py", NEW)
         assert p.stdout is not None
         line = p.stdout.readline()  # flushed at once, though stdout is a pipe
-        while " modify symdiff/progress.py " not in line:  # (a save split by a busy machine)
+        while " modify symdiff/record/progress.py " not in line:  # (a save split by a busy machine)
             line = p.stdout.readline()
     finally:
         p.send_signal(2)
         _, err = p.communicate(timeout=30)
     assert "\x1b" not in line
     assert line.endswith("SymdiffError.render → SymdiffError.render_for_humans renamed  (watch)\n")
-    assert " modify symdiff/progress.py  +2 -2  progress_bar signature_changed, " in line
+    assert " modify symdiff/record/progress.py  +2 -2  progress_bar signature_changed, " in line
     assert p.returncode == 0, err

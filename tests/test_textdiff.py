@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from symdiff.cli import cli
+from symdiff.cli.main import cli
+from symdiff.diffs.textdiff import OUTPUT_CAP, READ_CAP, text_diff
 from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
-from symdiff.textdiff import OUTPUT_CAP, READ_CAP, text_diff
 
 SCHEMA = json.loads(
     (Path(__file__).parent / "fixtures/acp/v2_schema.toolcallcontent.json").read_text()

@@ -400,7 +400,7 @@ def test_the_package_ships_the_static_files(tmp_path: Path) -> None:
     site = next(p for p in sys.path if p.endswith("site-packages"))
     code = ("import sys; sys.path[:0] = sys.argv[1:3]; del sys.argv[1:3]; "
             "import symdiff.ui.app as a; assert a.STATIC.is_relative_to(sys.path[0]), a.STATIC; "
-            "from symdiff.cli import main; sys.argv[0] = 'symdiff'; main()")
+            "from symdiff.cli.main import main; sys.argv[0] = 'symdiff'; main()")
     root = tmp_path / "ws"
     root.mkdir()
     proc = subprocess.Popen([sys.executable, "-S", "-c", code, str(tmp_path / "lib"), site,

@@ -18,9 +18,8 @@ from watchdog.events import (
     FileMovedEvent,
 )
 
-from symdiff.ignore import IgnoreRules
-from symdiff.sync import COOKIE_DIR
-from symdiff.watcher import (
+from symdiff.record.walk import IgnoreRules
+from symdiff.record.watcher import (
     OVERFLOW_LOGGER,
     Batch,
     DirtySet,
@@ -30,6 +29,7 @@ from symdiff.watcher import (
     tracked_dirs,
     watched_inodes,
 )
+from symdiff.workspace.sync import COOKIE_DIR
 
 
 class FakeClock:

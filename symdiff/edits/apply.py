@@ -5,7 +5,7 @@
         -> apply: atomic multi-file write (edits.write), recorded through a Recorder
 
 Nothing here knows the index: a real apply records through the Recorder it is given
-(symdiff.recording's IndexRecorder, passed by symdiff.api.apply_edits).
+(symdiff.record.applied's IndexRecorder, passed by symdiff.api.apply_edits).
 
 Nothing is written unless every block of every file fits. docs/edits.md has the rules.
 """
@@ -18,17 +18,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from symdiff import fsgate
-from symdiff.acp import FilePatch, build_diff
-from symdiff.attribute import symbol_changes
+from symdiff.attribute.spans import symbol_changes
+from symdiff.diffs.acp import FilePatch, build_diff
+from symdiff.diffs.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
 from symdiff.edits.parse import parse_edits
 from symdiff.edits.plan import FilePlan, display_path, plan_edits
 from symdiff.edits.write import Write, commit
 from symdiff.errors import EditError, FsDenied, SymdiffError, ToolFailed
-from symdiff.fsgate import Beneath
-from symdiff.languages import language_for
-from symdiff.linediff import EXECUTABLE_MODE, REGULAR_MODE, diff_lines
+from symdiff.parse.languages import language_for
 from symdiff.records import of_symbol
+from symdiff.workspace import gate as fsgate
+from symdiff.workspace.gate import Beneath
 
 __all__ = ["Recorder", "apply_edits"]
 
@@ -110,7 +110,7 @@ def _preview(plans: Sequence[FilePlan], *, root: Path, backup: bool) -> dict[str
 
 
 class Recorder(Protocol):
-    """Where a real apply records its change: the seam to the index (symdiff.recording)."""
+    """Where a real apply records its change: the seam to the index (symdiff.record.applied)."""
 
     def before(self, writes: Mapping[str, bytes]) -> None:
         """Snapshot the files the edit will touch (relative path -> the bytes it will write),

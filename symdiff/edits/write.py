@@ -22,10 +22,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from symdiff import fsgate
 from symdiff.errors import EditError, FsDenied, ToolFailed
-from symdiff.fsgate import Beneath
-from symdiff.ignore import TEMP_SUFFIX as TMP_SUFFIX
+from symdiff.record.walk import TEMP_SUFFIX as TMP_SUFFIX
+from symdiff.workspace import gate as fsgate
+from symdiff.workspace.gate import Beneath
 
 _NAME_ROOM = 180  # keeps `.<name>.<hex>.symdiff-tmp` under the usual 255-byte name limit
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import zstandard
 
-from symdiff.blobid import blob_id
+from symdiff.diffs.blobid import blob_id
 
 CODEC_ZSTD = "zstd"
 CODEC_RAW = "raw"

@@ -10,8 +10,8 @@ from sqlalchemy import Connection, Engine, create_engine, delete, event, select
 from sqlalchemy.pool import StaticPool
 
 from symdiff.errors import StoreError
-from symdiff.statedir import ensure_state_dir
 from symdiff.store import tables as t
+from symdiff.workspace.layout import ensure_state_dir
 
 PAGE_SIZE = 2048  # bytes, new SQLite files only
 

@@ -1,7 +1,7 @@
 """The reads behind one symbol's history: its rows by qualified name (`symbol_names`), the
 file renames between two instants, and every recorded name (for "did you mean").
 
-Only reads; `symdiff.symbols_history` turns the rows into versions.
+Only reads; `symdiff.symbols.history` turns the rows into versions.
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ from starlette.staticfiles import StaticFiles
 
 from symdiff.config import Settings, workspace_root
 from symdiff.errors import InvalidArgs, SymdiffError
-from symdiff.lock import running
-from symdiff.queryargs import decode_cursor
+from symdiff.query.args import decode_cursor
 from symdiff.timestamps import format_us
 from symdiff.ui.feed import Follower, View, change_view, symbol_view
+from symdiff.workspace.lock import running
 
 STATIC = Path(__file__).parent / "static"
 POLL_S = 0.2  # how often a caught-up stream reads the store again

@@ -16,8 +16,8 @@ from typing import Any
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
-from symdiff.query import change_git_patch, select_workspaces
-from symdiff.queryargs import DiffQuery, Window, encode_cursor, parse
+from symdiff.query.answer import change_git_patch, select_workspaces
+from symdiff.query.args import DiffQuery, Window, encode_cursor, parse
 from symdiff.store import ChangeFilter, PathFilter, Position, Store, StoredChange
 from symdiff.store.changes import START
 from symdiff.store.kept import reader
@@ -145,9 +145,9 @@ def symbol_view(settings: Settings, *, name: str, path: str | None,
                 version: int | None) -> dict[str, Any]:  # fmt: skip
     """A definition's versions (newest first, without their diffs) and the symbol-scoped diff
     of `version` (None: the newest), or why there is none."""
-    from symdiff.lineage import lineage, version_of
-    from symdiff.symbol_texts import Texts
-    from symdiff.symbols_history import symbol_history
+    from symdiff.symbols.history import symbol_history
+    from symdiff.symbols.lineage import lineage, version_of
+    from symdiff.symbols.texts import Texts
 
     history = symbol_history(settings, name, path=path, limit=_HISTORY, diffs=False).as_dict()
     out: dict[str, Any] = {"history": history, "version": version, "diff": None, "note": None}

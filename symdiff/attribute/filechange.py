@@ -1,0 +1,87 @@
+"""The one builder of a `FileChange`: two versions of a file → change type, line counts,
+scope, language and symbol changes.
+
+The indexer (a stored snapshot against a fresh read), `against` (a revision's blob against the
+work tree) and the history import (a commit's blobs against its parent's) all build their
+records here, so the counts and the symbols follow one rule whichever way a change was found.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from symdiff.attribute.spans import symbol_changes
+from symdiff.diffs.linediff import LineDiff, count_lines, diff_lines
+from symdiff.model import ChangeType, FileChange, Origin, SymbolChange
+from symdiff.parse.languages import language_for
+from symdiff.parse.testpaths import classify
+
+log = logging.getLogger(__name__)
+
+
+def line_diff(
+    kind: ChangeType, old: bytes | None, new: bytes | None
+) -> tuple[int, int, LineDiff | None]:
+    """(added, removed) as `git diff --numstat` counts them, and the diff when both sides are text.
+
+    A change where one side is binary or kept by hash only counts 0/0, as git prints `-`.
+    """
+    if old is not None and new is not None:
+        d = diff_lines(old, new)
+        return d.lines_added, d.lines_removed, d
+    if kind is ChangeType.ADD and new is not None:
+        return count_lines(new), 0, None
+    if kind is ChangeType.DELETE and old is not None:
+        return 0, count_lines(old), None
+    return 0, 0, None
+
+
+def file_symbols(
+    language: str | None, old: bytes | None, new: bytes | None, path: str, diff: LineDiff | None
+) -> tuple[SymbolChange, ...]:
+    """The symbol changes between two texts (None: absent or binary); () on a parser failure."""
+    if language is None or (old is None and new is None):
+        return ()
+    try:
+        return tuple(symbol_changes(language, old, new, diff=diff))
+    except Exception:  # a parser bug must cost one file's symbols, never the caller
+        log.exception("symbol extraction failed for %s", path)
+        return ()
+
+
+def build_change(
+    kind: ChangeType,
+    path: str,
+    *,
+    old_path: str | None,
+    old: bytes | None,
+    new: bytes | None,
+    timestamp: datetime,
+    test_patterns: Sequence[str] = (),
+    old_hash: str | None = None,
+    new_hash: str | None = None,
+    origin: Origin = Origin.SCAN,
+    origin_info: Mapping[str, object] | None = None,
+    git: Mapping[str, object] | None = None,
+) -> FileChange:
+    """One change record; `old`/`new` are the texts (None when absent, binary or unknown)."""
+    added, removed, diff = line_diff(kind, old, new)
+    language = language_for(path)
+    return FileChange(
+        path=path,
+        old_path=old_path,
+        timestamp=timestamp,
+        change_type=kind,
+        lines_added=added,
+        lines_removed=removed,
+        scope=classify(path, test_patterns),
+        language=language,
+        symbols=file_symbols(language, old, new, path, diff),
+        old_hash=old_hash,
+        new_hash=new_hash,
+        origin=origin,
+        origin_info=origin_info,
+        git=git,
+    )

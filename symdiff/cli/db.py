@@ -1,0 +1,46 @@
+"""`symdiff db gc`: one collection of the retention window (symdiff.record.retention), printed."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import click
+
+from symdiff.cli.main import db_option, fail, keep_option
+from symdiff.config import Settings
+from symdiff.errors import SymdiffError
+
+
+def _mb(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1e6:.1f} MB"
+
+
+@click.command("gc")
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Workspace root whose default database to collect (default: .).")
+@db_option
+@keep_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def gc_cmd(root: str | None, db: str | None, keep: str | None, as_json: bool) -> None:
+    """Delete records older than --keep (with their symbols) and the snapshots nothing needs.
+
+    Safe while a daemon records and readers read; a named reader's unread records stay. On
+    SQLite the freed room goes back to the file system; a database made before symdiff did
+    that is switched once by one VACUUM (writers wait while it copies the file).
+    """
+    from symdiff.record.retention import collect
+
+    try:
+        settings = Settings.resolve(root, db=db, keep=keep)
+        report = collect(settings, convert=True)
+    except SymdiffError as err:
+        fail(err)
+    if as_json:
+        click.echo(json.dumps(report.as_json()))
+        return
+    cutoff = datetime.fromtimestamp(report.cutoff_us / 1e6, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    click.echo(f"collected {report.records} records ({report.symbol_rows} symbol rows) "
+               f"observed before {cutoff} and {report.blobs} snapshots; database "
+               f"{_mb(report.size_before)} -> {_mb(report.size_after)} "
+               f"({report.vacuum}, {report.seconds:.1f} s)")

@@ -1,0 +1,305 @@
+"""What the command line shows a person: the changes table, `watch`'s line per change, the
+status text. Records and plain data in, rich `Text` or lines out; the commands in `cli.py`
+decide what to show and where.
+
+Names are never cut: a table cell wraps (at spaces, and inside a name only when the name alone
+is wider than the column), and off a terminal the table is as wide as its content. Times are
+the local time of the machine, the zone named in the table's header.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from symdiff.config import workspace_root
+
+if TYPE_CHECKING:  # rich loads when a table or a line is drawn, not for --json's notes
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from symdiff.query.answer import Answer
+    from symdiff.record.indexer import Report
+    from symdiff.records import ChangeRecord, SymbolRecord
+
+# Off a terminal, rich would wrap at 80 columns; as wide as the content instead.
+_PIPE_WIDTH = 10_000
+CHANGE_STYLES = {"add": "green", "delete": "red", "modify": "yellow", "rename": "cyan"}
+SYMBOL_STYLES = {"added": "green", "removed": "red", "modified": "yellow",
+                 "signature_changed": "magenta", "renamed": "cyan"}  # fmt: skip
+
+
+def console() -> Console:
+    """A console for stdout: the terminal's width and colours on a terminal; plain text, never
+    wrapped, when piped."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(file=sys.stdout, width=_PIPE_WIDTH, no_color=True, highlight=False,
+                   soft_wrap=False, color_system=None)  # fmt: skip
+
+
+def show(out: Console, renderable: Table | Text) -> None:
+    """Print on a console; off a terminal without the cells' trailing padding."""
+    if out.is_terminal:
+        out.print(renderable)
+        return
+    with out.capture() as captured:
+        out.print(renderable)
+    out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
+def local_time(timestamp: str) -> datetime:
+    """A record's RFC 3339 UTC timestamp as the machine's local time."""
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone()
+
+
+def when(timestamp: str) -> str:
+    """`2025-01-31 14:02:11 CET`: a timestamp as a person reads it here."""
+    t = local_time(timestamp)
+    return f"{t:%Y-%m-%d %H:%M:%S} {t.tzname() or ''}".rstrip()
+
+
+def symbol_lines(symbols: Sequence[SymbolRecord]) -> list[tuple[str, str]]:
+    """(name, change) per symbol in line order; a rename pair is one `old → new` `renamed`."""
+    pairs = {(s["name"], s["renamed_to"]) for s in symbols
+             if s["change_type"] == "removed" and "renamed_to" in s}  # fmt: skip
+    pairs &= {(s["renamed_from"], s["name"]) for s in symbols
+              if s["change_type"] == "added" and "renamed_from" in s}  # fmt: skip
+    out: list[tuple[str, str]] = []
+    for s in symbols:
+        if s["change_type"] == "removed" and (s["name"], s.get("renamed_to")) in pairs:
+            out.append((f"{s['name']} → {s['renamed_to']}", "renamed"))
+        elif s["change_type"] == "added" and (s.get("renamed_from"), s["name"]) in pairs:
+            continue  # shown with its old name
+        else:
+            out.append((s["name"], s["change_type"]))
+    return out
+
+
+def origin_label(record: ChangeRecord) -> str:
+    """Who made a change, in a word or three: `watch`, `git checkout`, `edit by claude-code`."""
+    origin = str(record["origin"])
+    info: dict[str, Any] = record.get("origin_info") or {}
+    if origin == "git" and info.get("operation"):
+        return f"git {info['operation']}"
+    if origin == "edit":
+        client = info.get("client")
+        name = client.get("name") if isinstance(client, dict) else client
+        return f"edit by {name}" if name else "edit"
+    return origin
+
+
+def _path(record: ChangeRecord) -> str:
+    old = record["old_path"]
+    return str(record["path"]) if old is None else f"{old} → {record['path']}"
+
+
+def short_when(timestamp: str, *, today: datetime | None = None) -> str:
+    """A table's time: `14:02:11` today, `01-30 14:02:11` this year, else the whole date."""
+    t = local_time(timestamp)
+    now = today or datetime.now().astimezone()
+    if t.date() == now.date():
+        return f"{t:%H:%M:%S}"
+    return f"{t:%m-%d %H:%M:%S}" if t.year == now.year else f"{t:%Y-%m-%d %H:%M:%S}"
+
+
+def changes_table(records: Sequence[ChangeRecord]) -> Table:
+    """The records as a table: when, change, path with +/- and origin, one symbol per line."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    zone = local_time(str(records[0]["timestamp"])).tzname() if records else None
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column(f"when ({zone})" if zone else "when", no_wrap=True)
+    table.add_column("change", no_wrap=True)
+    table.add_column("path", overflow="fold")
+    table.add_column("symbols", overflow="fold")
+    for r in records:
+        kind = str(r["change_type"])
+        path = Text(_path(r))
+        path.append(f"\n+{r['lines_added']} -{r['lines_removed']}  {origin_label(r)}",
+                    style="dim")
+        names = Text()
+        for i, (name, change) in enumerate(symbol_lines(r["symbols"])):
+            # Text, not markup: symbol names may contain brackets (generics, indexers).
+            names.append(("\n" if i else "") + name)
+            names.append(f" {change}", style=SYMBOL_STYLES.get(change, "dim"))
+        table.add_row(Text(short_when(str(r["timestamp"]))),
+                      Text(kind, style=CHANGE_STYLES.get(kind, "")), path, names)
+    return table
+
+
+def watch_line(record: ChangeRecord) -> Text:
+    """One recorded change on one line: time, change, path, +/-, symbols, who."""
+    from rich.text import Text
+
+    line = Text()
+    line.append(f"{local_time(str(record['timestamp'])):%H:%M:%S} ", style="dim")
+    kind = str(record["change_type"])
+    line.append(f"{kind:<6} ", style=CHANGE_STYLES.get(kind, ""))
+    line.append(_path(record), style="bold")
+    line.append(f"  +{record['lines_added']} -{record['lines_removed']}")
+    for i, (name, change) in enumerate(symbol_lines(record["symbols"])):
+        line.append(", " if i else "  ")
+        line.append(name)
+        line.append(f" {change}", style=SYMBOL_STYLES.get(change, "dim"))
+    line.append(f"  ({origin_label(record)})", style="dim")
+    return line
+
+
+def _maybe_when(value: object) -> str:
+    try:
+        return when(str(value))
+    except ValueError:
+        return str(value)
+
+
+def size(n: int) -> str:
+    """Bytes as a person reads them: 812 B, 3.4 MB."""
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def status_lines(info: dict[str, object]) -> list[str]:
+    """`symdiff status` as text: the daemon, the baseline, what is recorded, the database."""
+    lines = []
+    if info["running"]:
+        last = info.get("last_reconcile")
+        lines.append(f"daemon running (pid {info.get('pid')} on {info.get('host')}) since "
+                     f"{_maybe_when(info.get('started_at'))}; last reconcile "
+                     f"{_maybe_when(last) if last else 'not yet'}")
+        if info.get("degraded"):
+            lines.append("warning: some directories cannot be watched; rescanning periodically")
+        if info.get("failing"):
+            lines.append(f"warning: recording has failed since {info.get('failing_since')} "
+                         f"({info.get('attempts')} attempts); last error: "
+                         f"{info.get('last_error')}")
+        unrecorded = info.get("unrecorded")
+        if isinstance(unrecorded, list) and unrecorded:
+            lines.append(f"warning: changes at {', '.join(map(str, unrecorded))} could not be "
+                         "recorded; see the daemon's log")
+    else:
+        lines.append(f"no daemon watches {info['root']}")
+    if "error" in info:
+        return lines
+    lines.extend(_recorded_lines(info))
+    return lines
+
+
+def _recorded_lines(info: dict[str, object]) -> list[str]:
+    lines = []
+    progress = info.get("progress")
+    if isinstance(progress, dict):
+        done, total = progress.get("done"), progress.get("total")
+        what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"
+        count = f"{done}/{total} files read" if total else "walking the tree"
+        lines.append(f"{what} in progress: {count}")
+    changes = info.get("changes")
+    if changes is None:
+        lines.append("not indexed yet")
+    else:
+        noun = "change" if changes == 1 else "changes"
+        newest = info.get("newest_record")
+        at = f", the newest at {when(newest)}" if isinstance(newest, str) else ""
+        if info.get("baseline_done"):
+            baseline = "baseline done"
+        elif isinstance(progress, dict):
+            baseline = "baseline not finished"
+        else:
+            baseline = "baseline not finished (`symdiff watch` or `symdiff index` completes it)"
+        lines.append(f"{baseline}; {changes} {noun} recorded{at}")
+    nbytes = info.get("database_bytes")
+    if isinstance(nbytes, int):
+        lines.append(f"database {info.get('database')} ({size(nbytes)})")
+    return lines
+
+
+def patch_text(text: str) -> Text:
+    """A git patch, its added and removed lines coloured (on a terminal)."""
+    from rich.text import Text
+
+    out = Text()
+    for line in text.splitlines(keepends=True):
+        if line.startswith(("+++", "---", "diff --git", "index ")):
+            out.append(line, style="bold")
+        elif line.startswith("+"):
+            out.append(line, style="green")
+        elif line.startswith("-"):
+            out.append(line, style="red")
+        elif line.startswith("@@"):
+            out.append(line, style="cyan")
+        else:
+            out.append(line)
+    return out
+
+
+def _start_pass(root: Path) -> str | None:
+    """Why a daemon does not answer yet, when it is still making its start pass."""
+    from symdiff.workspace.status import daemon_report
+
+    progress = daemon_report(root).get("progress")
+    if not isinstance(progress, dict):
+        return None
+    what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"
+    done, total = progress.get("done"), progress.get("total")
+    count = f"{done}/{total} files read" if total else "walking the tree"
+    return (f"the daemon watching {root} is still making its {what} ({count}); the answer "
+            "may miss changes until it is done (`symdiff status` shows its progress)")
+
+
+def window_of(since: str) -> str:
+    """The window a valid --since stands for, as a person reads it: 720h for anything longer."""
+    from symdiff.query.args import beyond_max_since
+
+    return "720h" if beyond_max_since(since) else since
+
+
+def changes_notes(answer: Answer, *, root: Path, scope: str, limit: str,
+                  refreshed: Report | None, own: bool,
+                  since: str | None = None) -> list[str]:  # fmt: skip
+    """What `symdiff changes` says on stderr beside its answer, so that nothing surprises.
+
+    Args:
+        limit: the --limit as given. own: the answer is about the caller's own workspace.
+        since: the --since as given, when it bounds the answer (no --cursor).
+    """
+    from symdiff.query.answer import STALE_WARNING
+    from symdiff.query.args import MAX_LIMIT, beyond_max_since, normalize_limit
+
+    notes = []
+    if not (limit.isdecimal() and normalize_limit(limit) == int(limit)):
+        notes.append(f"--limit is a whole number from 1 to {MAX_LIMIT}, got {limit!r}: "
+                     f"showing at most {normalize_limit(limit)}; page on with --cursor")
+    if since is not None and beyond_max_since(since):
+        notes.append(f"--since {since} is longer than 720h, the longest window: showing the "
+                     "last 720h (`symdiff log SYMBOL` follows a symbol through older records)")
+    if answer.stale:
+        notes.append(f"warning: {_start_pass(workspace_root(root)) or STALE_WARNING}")
+    if own and not answer.indexed:
+        notes.append(f"nothing indexed under {root}: run `symdiff watch` or `symdiff index` "
+                     "there first")
+    elif refreshed is not None and refreshed.baseline:
+        files = "file" if refreshed.scanned == 1 else "files"
+        notes.append(f"took the baseline of {refreshed.scanned} {files} under {root}: what "
+                     "changes from now on shows once recorded (`symdiff watch`, or --refresh)")
+    elif own and refreshed is None and not answer.watched:
+        shown = (f"this is what was recorded up to {when(answer.recorded_until)}"
+                 if answer.recorded_until else "changes since it was last indexed are not shown")
+        notes.append(f"no daemon watches {workspace_root(root)}: {shown}; run `symdiff watch` "
+                     "to keep it current, or add --refresh")
+    if answer.hidden and scope in ("impl", "test"):
+        other = "test" if scope == "impl" else "impl"
+        noun = "change" if answer.hidden == 1 else "changes"
+        notes.append(f"{answer.hidden} {other} {noun} hidden: --scope all shows them")
+    return notes

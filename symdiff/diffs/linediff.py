@@ -1,0 +1,287 @@
+"""The line diff engine: hunks, numstat counts and unified/git patch text (libgit2's xdiff).
+
+One engine serves every consumer, so the counts of `diff_lines`, the unified diff of the
+`text_diff` tool and the git patches of ACP diffs always agree with each other and with
+`git diff`. Lines are split on `\\n` only, as git and GNU diff split them: a `\\r` (CRLF or lone
+CR) stays part of its line, so patches round-trip byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import zlib
+from dataclasses import dataclass
+
+import pygit2
+from pygit2.enums import DiffOption
+
+from symdiff.diffs.blobid import blob_id
+from symdiff.errors import InvalidArgs
+
+REGULAR_MODE = 0o100644
+EXECUTABLE_MODE = 0o100755
+SYMLINK_MODE = 0o120000
+
+# FORCE_TEXT: callers decide what is binary (NUL byte or not UTF-8), not libgit2's 8000-byte
+# sniff, so text output never silently turns into "Binary files differ". INDENT_HEURISTIC is
+# git's default since 2.14: hunks slide to where a reader expects them.
+_TEXT_FLAGS = DiffOption.FORCE_TEXT | DiffOption.INDENT_HEURISTIC
+_NULL_ID = "0" * 40
+_BINARY_LINE_BYTES = 52
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One region of change; line numbers are 1-based, lists hold the changed line numbers."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    removed: tuple[int, ...]
+    added: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LineDiff:
+    """The line-level difference of two texts."""
+
+    hunks: tuple[Hunk, ...]
+    lines_added: int
+    lines_removed: int
+
+
+def diff_lines(old: bytes, new: bytes) -> LineDiff:
+    """Diff two texts line by line, as `git diff` does (Myers, no context)."""
+    if old == new:
+        return LineDiff((), 0, 0)
+    patch = pygit2.Patch.create_from(old, new, context_lines=0, flag=DiffOption.INDENT_HEURISTIC)
+    hunks = []
+    added_total = removed_total = 0
+    for h in patch.hunks:
+        removed = tuple(ln.old_lineno for ln in h.lines if ln.origin == "-")
+        added = tuple(ln.new_lineno for ln in h.lines if ln.origin == "+")
+        added_total += len(added)
+        removed_total += len(removed)
+        hunks.append(Hunk(h.old_start, h.old_lines, h.new_start, h.new_lines, removed, added))
+    return LineDiff(tuple(hunks), added_total, removed_total)
+
+
+# text_diff asks about the same two large buffers from several places (the diff, the line
+# counts, the ACP file types, the git patch); remember the last few answers by identity.
+_MEMO_MIN = 1 << 16
+_memo: list[tuple[bytes, bool]] = []
+
+
+def is_binary(data: bytes) -> bool:
+    """True when `data` holds a NUL byte or is not valid UTF-8 (symdiff's one binary rule)."""
+    for seen, verdict in _memo:
+        if seen is data:
+            return verdict
+    verdict = _detect_binary(data)
+    if len(data) >= _MEMO_MIN:
+        _memo.insert(0, (data, verdict))
+        del _memo[4:]
+    return verdict
+
+
+def _detect_binary(data: bytes) -> bool:
+    if b"\0" in data:
+        return True
+    if data.isascii():  # ASCII is UTF-8; this check is ~20x cheaper than decoding
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def count_lines(data: bytes) -> int:
+    """Number of lines; a last line without a final newline still counts."""
+    n = data.count(b"\n")
+    return n + 1 if data and not data.endswith(b"\n") else n
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of a string, its binary verdict remembered without decoding it again."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # surrogatepass keeps a lone surrogate encodable; the result is then not UTF-8: binary.
+        data = text.encode("utf-8", "surrogatepass")
+        verdict = True
+    else:
+        verdict = "\0" in text
+    if len(data) >= _MEMO_MIN:
+        _memo.insert(0, (data, verdict))
+        del _memo[4:]
+    return data
+
+
+def _as_bytes(text: bytes | str) -> bytes:
+    return text if isinstance(text, bytes) else encode_text(text)
+
+
+# text_diff renders one pair twice (its unified diff, then the ACP git patch): diff it once.
+# Keys hash cheaply (bytes cache their hash) and a hit costs one memcmp per side.
+@functools.lru_cache(maxsize=2)
+def _hunk_text(old: bytes, new: bytes, context: int) -> str:
+    """The `@@` hunks (and their `\\ No newline` markers) of a text pair; "" when equal."""
+    if old == new:
+        return ""
+    data: bytes = pygit2.Patch.create_from(old, new, context_lines=context, flag=_TEXT_FLAGS).data
+    # The header libgit2 writes names "file" on both sides, so "\n@@ " first occurs at hunk 1.
+    start = data.find(b"\n@@ ") + 1
+    return data[start:].decode("utf-8")
+
+
+def unified_diff(
+    a: bytes | str,
+    b: bytes | str,
+    *,
+    label_a: str = "a",
+    label_b: str = "b",
+    context: int = 3,
+) -> str:
+    """A unified diff that GNU `patch` applies to `a` to give `b`; "" when equal.
+
+    Binary input (see `is_binary`) gives GNU diff's one line `Binary files A and B differ`.
+    """
+    old, new = _as_bytes(a), _as_bytes(b)
+    if old == new:
+        return ""
+    if is_binary(old) or is_binary(new):
+        return f"Binary files {label_a} and {label_b} differ\n"
+    return f"--- {label_a}\n+++ {label_b}\n" + _hunk_text(old, new, context)
+
+
+_C_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\v": "\\v",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def quote_path(name: str) -> str:
+    """A path as git writes it in patch headers: C-quoted only when it must be."""
+    if not any(c in _C_ESCAPES or ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return name
+    out = []
+    for c in name:
+        if c in _C_ESCAPES:
+            out.append(_C_ESCAPES[c])
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            out.append(f"\\{ord(c):03o}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+def _file_line(marker: str, name: str | None) -> str:
+    if name is None:
+        return f"{marker} /dev/null\n"
+    quoted = quote_path(name)
+    # git appends a tab to names with spaces so that trailing timestamps cannot be confused.
+    tab = "\t" if quoted == name and " " in name else ""
+    return f"{marker} {quoted}{tab}\n"
+
+
+def _binary_literal(data: bytes) -> str:
+    """Git's `GIT binary patch` literal block: zlib, then base85 lines of up to 52 bytes."""
+    packed = zlib.compress(data, 9)
+    lines = [f"literal {len(data)}\n"]
+    for i in range(0, len(packed), _BINARY_LINE_BYTES):
+        chunk = packed[i : i + _BINARY_LINE_BYTES]
+        n = len(chunk)
+        size = chr(ord("A") + n - 1) if n <= 26 else chr(ord("a") + n - 27)
+        lines.append(size + base64.b85encode(chunk, pad=True).decode("ascii") + "\n")
+    return "GIT binary patch\n" + "".join(lines) + "\n"
+
+
+def git_patch(
+    old: bytes | str | None,
+    new: bytes | str | None,
+    *,
+    old_name: str | None = None,
+    new_name: str | None = None,
+    old_mode: int = REGULAR_MODE,
+    new_mode: int | None = None,
+    copy: bool = False,
+    context: int = 3,
+    src_prefix: str = "a/",
+    dst_prefix: str = "b/",
+    name_lines: bool = False,
+) -> str:
+    """One file's section of a git patch (`diff --git` …) that `git apply` accepts; "" if unchanged.
+
+    `old=None` is an added file, `new=None` a deleted one. Different names make a rename
+    (`copy=True`: a copy). Text content gives `@@` hunks; binary content (see `is_binary`)
+    gives a `GIT binary patch` literal with full index ids, which git applies anywhere.
+    Names are written after the prefixes as given. `name_lines=True` writes `---`/`+++` lines
+    even where git omits them (binary, empty or mode-only sections): with prefixes "" and
+    absolute names, that is what lets `git apply --unsafe-paths -p0` find every file.
+    """
+    if old is None and new is None:
+        raise InvalidArgs("git_patch needs at least one side")
+    old_name = old_name if old_name is not None else new_name
+    new_name = new_name if new_name is not None else old_name
+    if old_name is None or new_name is None:
+        raise InvalidArgs("git_patch needs a file name")
+    new_mode = old_mode if new_mode is None else new_mode
+    old_b = None if old is None else _as_bytes(old)
+    new_b = None if new is None else _as_bytes(new)
+    src, dst = src_prefix + old_name, dst_prefix + new_name
+    moved = old_b is not None and new_b is not None and old_name != new_name
+    changed = old_b != new_b
+    if not (moved or changed or old_mode != new_mode):
+        return ""
+    out = [f"diff --git {quote_path(src)} {quote_path(dst)}\n"]
+    if old_b is None:
+        out.append(f"new file mode {new_mode:06o}\n")
+    elif new_b is None:
+        out.append(f"deleted file mode {old_mode:06o}\n")
+    elif old_mode != new_mode:
+        out.append(f"old mode {old_mode:06o}\nnew mode {new_mode:06o}\n")
+    if moved:
+        verb = "copy" if copy else "rename"
+        if not changed:
+            out.append("similarity index 100%\n")
+        out.append(f"{verb} from {quote_path(old_name)}\n{verb} to {quote_path(new_name)}\n")
+    names = _file_line("---", None if old_b is None else src)
+    names += _file_line("+++", None if new_b is None else dst)
+    if old_b is None or new_b is None or changed:
+        mode = (
+            new_mode if old_mode == new_mode and old_b is not None and new_b is not None else None
+        )
+        out.append(_index_line(old_b, new_b, mode))
+        out.append(_content(old_b or b"", new_b or b"", names, context, name_lines))
+    elif name_lines and not moved:
+        out.append(names)
+    return "".join(out)
+
+
+def _index_line(old: bytes | None, new: bytes | None, mode: int | None) -> str:
+    """`index <old>..<new>[ mode]`: full ids for binary content, which `git apply` requires."""
+    binary = is_binary(old or b"") or is_binary(new or b"")
+    old_id = _NULL_ID if old is None else blob_id(old)
+    new_id = _NULL_ID if new is None else blob_id(new)
+    if not binary:
+        old_id, new_id = old_id[:7], new_id[:7]
+    return f"index {old_id}..{new_id}" + ("" if mode is None else f" {mode:06o}") + "\n"
+
+
+def _content(old: bytes, new: bytes, names: str, context: int, name_lines: bool) -> str:
+    """The `---`/`+++` lines and the hunks, or the binary literal, of one file section."""
+    if is_binary(old) or is_binary(new):
+        return (names if name_lines else "") + _binary_literal(new)
+    hunks = _hunk_text(old, new, context)
+    # git writes no ---/+++ lines for an added or deleted empty file (no hunks).
+    return names + hunks if hunks or name_lines else ""

@@ -1,0 +1,178 @@
+"""The `text_diff` tool (seed 000): a unified diff of two files or two texts, with its caps."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from symdiff.diffs.acp import FilePatch, build_diff
+from symdiff.diffs.linediff import count_lines, encode_text, is_binary, unified_diff
+from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
+from symdiff.workspace import gate as fsgate
+from symdiff.workspace.gate import Beneath
+
+READ_CAP = 4 * 1024 * 1024
+OUTPUT_CAP = 2 * 1024 * 1024
+MAX_CONTEXT = 20
+# Room kept under OUTPUT_CAP for the marker line, so that the whole text stays within the cap.
+_MARKER_ROOM = 64
+
+PathArg = str | os.PathLike[str]
+
+
+def text_diff(
+    *,
+    path_a: PathArg | None = None,
+    path_b: PathArg | None = None,
+    text_a: str | None = None,
+    text_b: str | None = None,
+    label_a: str | None = None,
+    label_b: str | None = None,
+    context_lines: int = 3,
+    allowed_roots: Sequence[Path] = (),
+) -> dict[str, object]:
+    """Diff two files (path mode, gated by `allowed_roots`) or two strings (text mode).
+
+    Returns seed 000's fields (`diff`, `label_a`, `label_b`, `lines_a`, `lines_b`,
+    `identical`, `diff_lines`, `truncated`); path mode adds `acp`, an ACP v2 Diff of the pair.
+    Raises InvalidArgs, FsDenied or ToolFailed.
+    """
+    path_mode = _pick_mode(path_a, path_b, text_a, text_b)
+    _check_context(context_lines)
+    for name, label in (("label_a", label_a), ("label_b", label_b)):
+        _check_label(name, label)
+    if path_mode:
+        assert path_a is not None and path_b is not None  # _pick_mode checked both
+        where_a = _gate(path_a, "path_a", allowed_roots)
+        where_b = _gate(path_b, "path_b", allowed_roots)
+        old, new = _read(where_a, path_a), _read(where_b, path_b)
+        label_a = os.fspath(path_a) if label_a is None else label_a
+        label_b = os.fspath(path_b) if label_b is None else label_b
+    else:
+        old, new = _text_bytes(text_a, "text_a"), _text_bytes(text_b, "text_b")
+        label_a = "a" if label_a is None else label_a
+        label_b = "b" if label_b is None else label_b
+    diff, truncated = _cap(
+        unified_diff(old, new, label_a=label_a, label_b=label_b, context=context_lines)
+    )
+    result: dict[str, object] = {
+        "diff": diff,
+        "label_a": label_a,
+        "label_b": label_b,
+        "lines_a": _lines(old),
+        "lines_b": _lines(new),
+        "identical": old == new,
+        "diff_lines": diff.count("\n"),
+        "truncated": truncated,
+    }
+    if path_mode:
+        # The pair as one change: the modification that turns A's content into B's.
+        change = FilePatch("modify", str(where_a.path), old_bytes=old, new_bytes=new)
+        result["acp"] = build_diff([change], root="/", context=context_lines)
+    return result
+
+
+def _pick_mode(path_a: object, path_b: object, text_a: object, text_b: object) -> bool:
+    """True for path mode, False for text mode; anything else is invalid_args."""
+    paths = path_a is not None or path_b is not None
+    texts = text_a is not None or text_b is not None
+    if paths and texts:
+        raise InvalidArgs("give either path_a and path_b or text_a and text_b, not both")
+    if not (paths or texts):
+        raise InvalidArgs("give either path_a and path_b or text_a and text_b")
+    if paths and (path_a is None or path_b is None):
+        raise InvalidArgs("path mode needs both path_a and path_b")
+    if texts and (text_a is None or text_b is None):
+        raise InvalidArgs("text mode needs both text_a and text_b")
+    return paths
+
+
+def _check_context(context_lines: object) -> None:
+    # bool is an int subclass, but `true` is not a line count.
+    if isinstance(context_lines, bool) or not isinstance(context_lines, int):
+        raise InvalidArgs(f"context_lines must be an integer, got {context_lines!r}")
+    if not 0 <= context_lines <= MAX_CONTEXT:
+        raise InvalidArgs(f"context_lines must be in [0, {MAX_CONTEXT}], got {context_lines}")
+
+
+def _check_label(name: str, label: object) -> None:
+    if label is None:
+        return
+    if not isinstance(label, str):
+        raise InvalidArgs(f"{name} must be a string")
+    # A line break in a header line would corrupt the patch for every consumer.
+    if "\n" in label or "\r" in label:
+        raise InvalidArgs(f"{name} must not contain a line break")
+
+
+def _text_bytes(text: object, name: str) -> bytes:
+    if not isinstance(text, str):
+        raise InvalidArgs(f"{name} must be a string")
+    # A lone surrogate from JSON makes the text non-UTF-8, i.e. binary, not a crash.
+    return encode_text(text)
+
+
+def _gate(path: object, name: str, allowed_roots: Sequence[Path]) -> Beneath:
+    """Resolve `path` (symlinks, `..`) and check it lies inside an allowed root."""
+    if not isinstance(path, str | os.PathLike) or not os.fspath(path):
+        raise InvalidArgs(f"{name} must be a non-empty path string")
+    raw = Path(os.fspath(path))
+    if not raw.is_absolute():
+        raise InvalidArgs(f"{name} must be an absolute path, got {os.fspath(path)!r}")
+    real = fsgate.resolve(raw, raw)
+    where = fsgate.locate(real, [fsgate.resolve(Path(root), raw) for root in allowed_roots])
+    if where is None:
+        raise FsDenied(f"{raw} is outside the allowed roots")
+    return where
+
+
+def _read(where: Beneath, shown: PathArg) -> bytes:
+    """Read a regular file of at most READ_CAP bytes, without blocking on FIFOs or devices.
+
+    The file is opened beneath its root, so a directory swapped for a symlink since the check
+    cannot carry the read outside it (fsgate).
+    """
+    try:
+        fd = fsgate.open_beneath(where, fsgate.READ_FLAGS)
+    except FileNotFoundError as exc:
+        raise ToolFailed(f"{os.fspath(shown)}: no such file") from exc
+    except OSError as exc:
+        raise ToolFailed(f"cannot read {os.fspath(shown)}: {exc.strerror}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise ToolFailed(f"{os.fspath(shown)} is a directory")
+        if not stat.S_ISREG(mode):
+            raise ToolFailed(f"{os.fspath(shown)} is not a regular file")
+        data = fsgate.read_upto(fd, READ_CAP + 1)
+    except OSError as exc:
+        raise ToolFailed(f"cannot read {os.fspath(shown)}: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    if len(data) > READ_CAP:
+        raise ToolFailed(f"{os.fspath(shown)} is over the {READ_CAP}-byte read cap")
+    return data
+
+
+def _lines(data: bytes) -> int:
+    # Binary content has no lines worth counting.
+    return 0 if is_binary(data) else count_lines(data)
+
+
+def _cap(diff: str) -> tuple[str, bool]:
+    """Cut a diff over OUTPUT_CAP bytes at a line end and add the truncation marker line."""
+    data = diff.encode("utf-8")
+    if len(data) <= OUTPUT_CAP:
+        return diff, False
+    room = OUTPUT_CAP - _MARKER_ROOM
+    cut = data.rfind(b"\n", 0, room) + 1
+    if cut == 0:  # one line longer than the cap: cut at a character boundary instead
+        cut = room
+        while cut and data[cut] & 0xC0 == 0x80:
+            cut -= 1
+    body = data[:cut].decode("utf-8")
+    if not body.endswith("\n") and body:
+        body += "\n"
+    return body + f"[diff truncated at {cut} bytes]\n", True

@@ -1,0 +1,188 @@
+"""The history import: the first-parent commits of the current branch → change records.
+
+One record per file per commit, as `git log --first-parent -M --numstat` lists them: the
+commit's tree against its first parent's (the empty tree for a root commit), renames paired
+as git pairs them (renames.py), timestamp = the committer time, `origin: "commit"` with
+`{sha, author, summary}`.
+Records already imported (keyed by sha and path) are not recorded again, so importing twice
+adds nothing and a longer window adds only what is missing. docs/history.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import partial
+
+import pygit2
+from pygit2.enums import SortMode
+
+from symdiff.attribute.filechange import build_change
+from symdiff.config import Settings
+from symdiff.diffs.blobid import blob_id
+from symdiff.errors import InvalidArgs
+from symdiff.git.state import Repo, open_repo
+from symdiff.git.treediff import file_deltas
+from symdiff.model import FileChange, Origin
+from symdiff.store import Mutation, Store
+from symdiff.store.blobs import git_binary
+from symdiff.store.imported import imported_keys
+from symdiff.workspace.lock import history_lock
+
+_BATCH = 500
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What one import did: commits walked, records added, records already there."""
+
+    commits: int
+    recorded: int
+    already: int
+
+
+def import_history(
+    settings: Settings,
+    store: Store,
+    *,
+    since: timedelta | None = None,
+    max_commits: int | None = None,
+    now: datetime | None = None,
+) -> ImportReport:
+    """Import the first-parent history of the branch checked out at `settings.root`.
+
+    `since`: only commits whose committer time is within it (the walk stops at the first older
+    one); `max_commits`: at most that many commits, newest first. InvalidArgs outside a git work
+    tree or on an unborn branch.
+    """
+    repo = open_repo(settings.root)
+    if repo is None or repo.handle.is_bare:
+        raise InvalidArgs(f"history import needs a git work tree: {str(settings.root)!r} is not "
+                          "inside one (or git cannot read it)")
+    if repo.handle.head_is_unborn:
+        raise InvalidArgs("the current branch has no commit yet: there is no history to import")
+    if max_commits is not None and max_commits < 1:
+        raise InvalidArgs(f"max-commits must be a positive integer, got {max_commits}")
+    cutoff = None if since is None else (now or datetime.now(UTC)) - since
+    ws = store.ensure_workspace(str(settings.root), settings.host)
+    with history_lock(settings.root):  # one import of a workspace at a time (lock.py)
+        return _import(repo, settings, store, ws.id, cutoff, max_commits)
+
+
+def _import(repo: Repo, settings: Settings, store: Store, workspace_id: int,
+            cutoff: datetime | None, max_commits: int | None) -> ImportReport:  # fmt: skip
+    have = imported_keys(store, workspace_id)
+    prefix = _prefix(repo, settings)
+    commits = recorded = already = 0
+    batch: list[Mutation] = []
+    for commit in _first_parent(repo.handle, cutoff, max_commits):
+        commits += 1
+        sha = str(commit.id)
+        for change in _commit_changes(repo.handle, commit, settings, prefix):
+            if (sha, change.path) in have:
+                already += 1
+                continue
+            batch.append(Mutation(change=change))
+            have.add((sha, change.path))
+        if len(batch) >= _BATCH:
+            recorded += len(store.apply(workspace_id, batch))
+            batch = []
+    recorded += len(store.apply(workspace_id, batch))
+    return ImportReport(commits, recorded, already)
+
+
+def _prefix(repo: Repo, settings: Settings) -> str:
+    """The workspace root's path inside the work tree ("" at its top, else "sub/dir/")."""
+    rel = os.path.relpath(settings.root.resolve(), repo.workdir.resolve())
+    return "" if rel == "." else rel.replace(os.sep, "/") + "/"
+
+
+def _first_parent(handle: pygit2.Repository, cutoff: datetime | None,
+                  max_commits: int | None) -> Iterator[pygit2.Commit]:  # fmt: skip
+    walker = handle.walk(handle.head.target, SortMode.NONE)
+    walker.simplify_first_parent()
+    for n, commit in enumerate(walker):
+        if max_commits is not None and n >= max_commits:
+            return
+        if cutoff is not None and _committed(commit) < cutoff:
+            return
+        yield commit
+
+
+def _committed(commit: pygit2.Commit) -> datetime:
+    return datetime.fromtimestamp(commit.commit_time, UTC)
+
+
+def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit, settings: Settings,
+                    prefix: str) -> Iterator[FileChange]:  # fmt: skip
+    """The records of one commit against its first parent, in git's order."""
+    if commit.parents:
+        diff = commit.parents[0].tree.diff_to_tree(commit.tree)
+    else:
+        diff = commit.tree.diff_to_tree(swap=True)
+    author = commit.author
+    info = {"sha": str(commit.id), "author": f"{author.name} <{author.email}>",
+            "summary": (commit.message.splitlines() or [""])[0]}  # fmt: skip
+    git = {"branch": handle.head.shorthand if not handle.head_is_detached else None,
+           "head": str(commit.id)}  # fmt: skip
+    when = _committed(commit)
+    read = partial(_raw, handle)
+    for d in file_deltas(diff, read_old=read, read_new=read):
+        if not d.path.startswith(prefix) or (d.old_path is not None
+                                             and not d.old_path.startswith(prefix)):  # fmt: skip
+            continue
+        yield build_change(
+            d.kind, d.path.removeprefix(prefix),
+            old_path=None if d.old_path is None else d.old_path.removeprefix(prefix),
+            old=_text(d.old), new=_text(d.new), timestamp=when,
+            test_patterns=settings.test_patterns,
+            old_hash=None if d.old is None else blob_id(d.old),
+            new_hash=None if d.new is None else blob_id(d.new),
+            origin=Origin.COMMIT, origin_info=info, git=git,
+        )  # fmt: skip
+
+
+def _raw(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
+    """A blob's bytes; None when missing (a shallow or partial clone)."""
+    try:
+        return handle.odb.read(file.id)[1]  # once: handle[id] would inflate it twice
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _text(data: bytes | None) -> bytes | None:
+    """Text, or None when absent or binary (git's NUL rule: counted 0/0, no symbols)."""
+    return None if data is None or git_binary(data) else data
+
+
+WATCH_WINDOW = timedelta(hours=720)
+
+
+def import_in_background(settings: Settings) -> threading.Thread:
+    """`symdiff watch`'s import of the last 720h, on a thread of its own with its own Store.
+
+    Never raises: outside git or on an unborn branch there is nothing to import (logged at
+    info); any other failure is logged. A daemon thread: a watcher stopped mid-import leaves
+    whole batches behind, and its next start imports the rest (the import is idempotent).
+    """
+
+    def run() -> None:
+        try:
+            with Store(settings.db_url) as store:
+                report = import_history(settings, store, since=WATCH_WINDOW)
+        except InvalidArgs as exc:
+            log.info("no git history imported: %s", exc.reason)
+        except Exception:  # the watcher must survive whatever the import meets
+            log.exception("the git history import failed")
+        else:
+            log.info("git history: %d commits of the last 720h, %d changes recorded (%d were "
+                     "already)", report.commits, report.recorded, report.already)
+
+    thread = threading.Thread(target=run, name="symdiff-history", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,109 @@
+"""extract(language, source) -> the definitions in a source file, as Symbols; pure."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import threading
+from collections import OrderedDict
+from typing import cast
+
+from tree_sitter import Parser, Query
+from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
+
+from symdiff.model import Symbol
+from symdiff.parse import reparse
+from symdiff.parse.languages import family_module
+from symdiff.parse.languages.engine import Family, definition_query, error_bytes, walk
+
+# Parsers are not safe to share between threads; keep one per language per thread.
+_local = threading.local()
+
+# Symbols by content: a file's old version was its new version at the previous change, so the
+# pipeline asks for each content twice. Keyed by a digest, so no source is kept alive.
+# Bounded by entries and by symbols held, so a long-running daemon that meets huge generated
+# files keeps tens of MB here at most.
+CACHE_SIZE = 2048
+CACHE_SYMBOLS = 100_000
+_cache: OrderedDict[tuple[str, bytes], tuple[Symbol, ...]] = OrderedDict()
+_cache_lock = threading.Lock()
+_cache_held = 0
+
+
+def _parser(language: str) -> Parser:
+    cache: dict[str, Parser] | None = getattr(_local, "parsers", None)
+    if cache is None:
+        cache = _local.parsers = {}
+    parser = cache.get(language)
+    if parser is None:
+        parser = cache[language] = get_parser(cast(SupportedLanguage, language))
+    return parser
+
+
+@functools.cache
+def _family(language: str) -> tuple[Family, Query] | None:
+    module = family_module(language)
+    if module is None:
+        return None
+    family: Family = importlib.import_module(module).FAMILY
+    return family, definition_query(family, get_language(cast(SupportedLanguage, language)))
+
+
+def extract(language: str, source: bytes, *, base: bytes | None = None) -> list[Symbol]:
+    """The definitions in `source`, ordered by start line; [] for a language we do not parse.
+
+    `base`: a text that `source` was probably edited from (the other version of a changed
+    file); while its tree is held (reparse.py), `source` is parsed incrementally from it. The
+    answer is the same either way. Never raises on bad input: a file with syntax errors yields
+    whatever still parses.
+    """
+    if _family(language) is None:
+        return []
+    digest = _digest(source)
+    return list(_cached(language, digest, source, None if base is None else _digest(base)))
+
+
+def _digest(source: bytes) -> bytes:
+    return hashlib.blake2b(source, digest_size=16).digest()
+
+
+def _cached(language: str, digest: bytes, source: bytes, base: bytes | None) -> tuple[Symbol, ...]:
+    with _cache_lock:
+        hit = _cache.get((language, digest))
+        if hit is not None:
+            _cache.move_to_end((language, digest))
+            return hit
+    global _cache_held
+    symbols = tuple(_extract(language, source, digest, base))
+    if len(symbols) > CACHE_SYMBOLS // 4:
+        return symbols  # one huge file would evict everything else
+    with _cache_lock:
+        previous = _cache.pop((language, digest), None)
+        _cache_held -= len(previous) if previous is not None else 0
+        _cache[(language, digest)] = symbols
+        _cache_held += len(symbols)
+        while len(_cache) > CACHE_SIZE or _cache_held > CACHE_SYMBOLS:
+            _cache_held -= len(_cache.popitem(last=False)[1])
+    return symbols
+
+
+def extract_uncached(language: str, source: bytes) -> list[Symbol]:
+    """`extract` without its caches: always parses from scratch (for benchmarks and tests)."""
+    return _extract(language, source, None, None)
+
+
+def _extract(language: str, source: bytes, key: bytes | None, base: bytes | None) -> list[Symbol]:
+    found = _family(language)
+    if found is None:
+        return []
+    family, query = found
+    # The tree of a masked text places definitions; signatures are cut from the source itself.
+    parser = _parser(language)
+    text = source if family.mask is None else family.mask(source)
+    tree = reparse.parse(parser, language, text, key, base)
+    if tree.root_node.has_error and family.recover is not None:
+        again = parser.parse(family.recover(source))
+        if error_bytes(again.root_node) < error_bytes(tree.root_node):
+            tree = again
+    return walk(family, source, tree.root_node, query)

@@ -1,0 +1,280 @@
+"""`against`: the work tree as it is now compared with any revision, as change records.
+
+`git diff REF` with the untracked (not ignored) files taken in, renames found by content
+similarity among all of them: what a commit of the whole work tree would show against REF.
+Read through pygit2 (the tree against the index brought up to the work tree in memory), renames
+paired as git pairs them (renames.py); nothing is stored, and the records are built by
+`filechange.build_change` like every other record.
+Decisions (origin, timestamps, paths, what does not apply): docs/against.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffOption, FileMode
+
+from symdiff.attribute.filechange import build_change
+from symdiff.config import Settings
+from symdiff.diffs.blobid import blob_id
+from symdiff.errors import InvalidArgs
+from symdiff.git.state import Repo, git_info, open_repo, snapshot
+from symdiff.git.treediff import Delta, file_deltas
+from symdiff.model import ChangeType, FileChange, Origin, Scope
+from symdiff.parse.testpaths import classify
+from symdiff.query.args import DiffQuery, Window, parse
+from symdiff.records import of_change
+from symdiff.store import PathFilter
+from symdiff.store.blobs import git_binary
+
+if TYPE_CHECKING:
+    from symdiff.query.answer import Answer
+
+_WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
+                  | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
+_TREE_FLAGS = DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE
+_GITLINK = 0o160000
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """The revision a work tree is compared with."""
+
+    ref: str  # as the caller wrote it
+    commit: str  # the sha it resolved to (for `REF...`: the merge base)
+
+
+def check_ref(value: object) -> str:
+    """The `against` argument: a revision git accepts, or `REF...` (the merge base with HEAD)."""
+    if (not isinstance(value, str) or not value.strip() or "\0" in value or len(value) > 1000
+            or value != value.strip()):
+        raise InvalidArgs("against must be a git revision (HEAD, main, v2.1, HEAD~3, a sha) or "
+                          f"REF... (its merge base with HEAD), got "
+                          f"{json.dumps(value, default=repr)[:200]}")
+    if ".." in value.removesuffix("..."):
+        raise InvalidArgs(f"against takes one revision (or REF...), not a range: "
+                          f"{json.dumps(value)}; the other side is always the work tree")
+    return value
+
+
+def open_work_tree(root: Path) -> Repo:
+    """The repository whose work tree holds `root`; InvalidArgs when there is none."""
+    repo = open_repo(root)
+    if repo is None or repo.handle.is_bare:
+        raise InvalidArgs(f"against needs a git work tree: {json.dumps(str(root))} is not inside "
+                          "one (or git cannot read it)")
+    return repo
+
+
+def resolve(repo: Repo, ref: str) -> Base:
+    """The commit `ref` names (for `REF...`, its merge base with HEAD); InvalidArgs if none."""
+    handle = repo.handle
+    if ref.endswith("..."):
+        left = _commit(handle, ref[:-3] or "HEAD")
+        head = _commit(handle, "HEAD")
+        try:
+            base = handle.merge_base(left, head)
+        except (pygit2.GitError, KeyError, ValueError):
+            base = None
+        if base is None:
+            raise InvalidArgs(f"{json.dumps(ref)}: {ref[:-3] or 'HEAD'} and HEAD have no merge "
+                              f"base{_shallow_hint(handle)}")
+        return Base(ref, str(base))
+    return Base(ref, str(_commit(handle, ref)))
+
+
+def _commit(handle: pygit2.Repository, ref: str) -> pygit2.Oid:
+    if ref == "HEAD" and handle.head_is_unborn:
+        raise InvalidArgs("HEAD names no commit yet (an unborn branch): commit once, or compare "
+                          "against another revision")
+    try:
+        obj = handle.revparse_single(ref)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError) as exc:
+        why = _reason(exc)
+        why = "no commit, branch or tag has that name" if why == ref else why
+        raise InvalidArgs(f"unknown revision {json.dumps(ref)}: {why}"
+                          f"{_shallow_hint(handle)}") from None
+    return commit.id
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip("'\" ") or exc.__class__.__name__
+    return text if len(text) < 300 else text[:300] + "…"
+
+
+def _shallow_hint(handle: pygit2.Repository) -> str:
+    if handle.is_shallow:
+        return ("; this is a shallow clone, so the commit may not have been fetched "
+                "(git fetch --unshallow, or --deepen)")
+    return ""
+
+
+def changes_against(settings: Settings, ref: str, window: Window, *,
+                    now: datetime | None = None, with_bytes: bool = False
+                    ) -> tuple[list[tuple[FileChange, bytes | None, bytes | None]], bool]:
+    """The files that differ between `ref`'s tree and the work tree and that `window`'s scope,
+    origin and path filters select: the first `window.limit` by path, and whether more differ.
+
+    Each with the old and new bytes when `with_bytes` (for patches; None otherwise). Only the
+    records answered are built (line counts, symbols): a large difference asked for 50 files
+    parses 50.
+    """
+    repo = open_work_tree(settings.root.resolve())
+    base = resolve(repo, check_ref(ref))
+    handle = repo.handle
+    when = now or datetime.now(UTC)
+    origin_info = {"against": base.ref, "commit": base.commit}
+    git = git_info(snapshot(repo))
+    differ = []
+    for d in _deltas(handle, repo.workdir, base.commit):
+        kind = d.kind
+        if d.new is None and kind is not ChangeType.DELETE:
+            if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
+                continue
+            kind = ChangeType.DELETE  # a tracked file gone since: what it is now
+        if _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN, window):
+            differ.append((d, kind))
+    differ.sort(key=lambda found: found[0].path)
+    out = []
+    for d, kind in differ[: window.limit]:
+        old, new = d.old, d.new
+        old_text = None if old is None or git_binary(old) else old
+        new_text = None if new is None or git_binary(new) else new
+        change = build_change(
+            kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
+            old=old_text, new=new_text, timestamp=when, test_patterns=settings.test_patterns,
+            old_hash=None if old is None else blob_id(old),
+            new_hash=None if new is None else blob_id(new),
+            origin=Origin.SCAN, origin_info=origin_info,
+            git=None if git is None else dict(git),
+        )  # fmt: skip
+        out.append((change, old if with_bytes else None, new if with_bytes else None))
+    return out, len(differ) > window.limit
+
+
+def _deltas(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[Delta]:
+    """The file changes from the commit's tree to the work tree, renames paired git's way."""
+    tree = handle[commit].peel(pygit2.Tree)
+    # The work tree as `git add -A` would stage it, in this handle's own index, in memory only:
+    # the index's stat cache finds the files that differ from it, only those are read and
+    # hashed, and their entries get the ids of their bytes. Nothing is written — not the
+    # index, not an object (pygit2's `index.add` would store each file as a loose blob).
+    # An entry may name a blob that is not in the object database (it is only on disk); libgit2
+    # refuses such entries unless told not to check. A process-wide libgit2 option, harmless
+    # here: symdiff never writes a git object.
+    pygit2.settings.enable_strict_object_creation(False)
+    index = handle.index
+    read: dict[str, bytes | None] = {}
+    try:
+        for delta in index.diff_to_workdir(flags=_WORKDIR_FLAGS).deltas:
+            path = delta.new_file.path
+            if path.endswith("/") or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
+                continue  # a nested repository or a submodule: git add -A leaves them too
+            data = None if delta.status == DeltaStatus.DELETED else _read(workdir / path)
+            read[path] = data
+            _stage(index, path, data, delta.new_file.mode)
+        diff = tree.diff_to_index(index, flags=_TREE_FLAGS)
+    except (pygit2.GitError, KeyError, OSError) as exc:
+        raise InvalidArgs(f"cannot compare the work tree with {commit[:12]}: {_reason(exc)}"
+                          f"{_shallow_hint(handle)}") from None
+
+    def read_new(file: pygit2.DiffFile) -> bytes | None:
+        return read[file.path] if file.path in read else _read(workdir / file.path)
+
+    return file_deltas(diff, read_old=partial(_blob, handle), read_new=read_new)
+
+
+def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int) -> None:
+    """Set one in-memory index entry to the file's content now (None: the file is gone)."""
+    if data is None:
+        with contextlib.suppress(pygit2.GitError, KeyError, OSError):
+            index.remove(path)
+        return
+    kind = FileMode(mode) if mode in (FileMode.BLOB_EXECUTABLE, FileMode.LINK) else FileMode.BLOB
+    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=blob_id(data)), kind))
+
+
+def _blob(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
+    try:
+        return handle.odb.read(file.id)[1]  # once: handle[id] would inflate it twice
+    except (KeyError, ValueError, pygit2.GitError):
+        return None  # a shallow or partial clone without the blob: counted 0/0
+
+
+def _read(path: Path) -> bytes | None:
+    """A work-tree file's content as git hashes it (a symlink: its target); None if gone."""
+    try:
+        st = path.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            return os.fsencode(os.readlink(path))
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _selected(path: str, scope: Scope, origin: Origin, window: Window) -> bool:
+    """Whether a record passes the query's scope, origin and path filters."""
+    if window.scope is not None and scope is not window.scope:
+        return False
+    if window.origins is not None and origin.value not in window.origins:
+        return False
+    return window.paths is None or _path_selected(path, window.paths)
+
+
+def _path_selected(path: str, paths: PathFilter) -> bool:
+    """The SQL rule of `store/changes.py` in Python: the last pattern that matches decides."""
+    for regex, selects in reversed(paths.rules):
+        if re.search(regex, path):
+            return selects
+    return paths.default
+
+
+def answer(settings: Settings, query: DiffQuery, *, now: datetime | None = None) -> Answer:
+    """The `diff` query with `against`: the differing files, by path, at most `limit`.
+
+    `scope`, `origin`, `path`, `limit` and `include_patch` apply; `since` does not (a
+    comparison has no window); `cursor`, `reader` and `workspace` are refused.
+    """
+    from symdiff.query.answer import Answer
+
+    ref = check_ref(query.against)
+    for name in ("cursor", "reader", "workspace"):
+        if getattr(query, name) is not None:
+            raise InvalidArgs(f"against compares this work tree with a revision now; it takes "
+                              f"no {name}")
+    window = parse(query)
+    found, more = changes_against(settings, ref, window, now=now, with_bytes=query.include_patch)
+    records = []
+    root = open_work_tree(settings.root.resolve()).workdir
+    for change, old, new in found:
+        record = of_change(change)
+        if query.include_patch:
+            record["acp"] = _patch(change, old, new, root)
+        records.append(record)
+    return Answer(records, more=more)
+
+
+def _patch(change: FileChange, old: bytes | None, new: bytes | None, root: Path
+           ) -> dict[str, object]:  # fmt: skip
+    from symdiff.diffs.acp import FilePatch, build_diff
+
+    op = {"add": "add", "modify": "modify", "delete": "delete", "rename": "move"}[
+        change.change_type.value]
+    fp = FilePatch(op, change.path, old_path=change.old_path if op == "move" else None,
+                   old_bytes=None if op == "add" else old,
+                   new_bytes=None if op == "delete" else new)  # fmt: skip
+    return build_diff([fp], root=str(root))
