@@ -129,30 +129,17 @@ def _gate(path: object, name: str, allowed_roots: Sequence[Path]) -> Beneath:
 
 
 def _read(where: Beneath, shown: PathArg) -> bytes:
-    """Read a regular file of at most READ_CAP bytes, without blocking on FIFOs or devices.
-
-    The file is opened beneath its root, so a directory swapped for a symlink since the check
-    cannot carry the read outside it (fsgate).
-    """
+    """Read a regular file of at most READ_CAP bytes (fsgate.read_regular)."""
+    text = os.fspath(shown)
     try:
-        fd = fsgate.open_beneath(where, fsgate.READ_FLAGS)
+        data, _ = fsgate.read_regular(where, READ_CAP, text)
     except FileNotFoundError as exc:
-        raise ToolFailed(f"{os.fspath(shown)}: no such file") from exc
-    except OSError as exc:
-        raise ToolFailed(f"cannot read {os.fspath(shown)}: {exc.strerror}") from exc
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise ToolFailed(f"{os.fspath(shown)} is a directory")
-        if not stat.S_ISREG(mode):
-            raise ToolFailed(f"{os.fspath(shown)} is not a regular file")
-        data = fsgate.read_upto(fd, READ_CAP + 1)
-    except OSError as exc:
-        raise ToolFailed(f"cannot read {os.fspath(shown)}: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
+        raise ToolFailed(f"{text}: no such file") from exc
+    except fsgate.NotRegular as exc:
+        what = "is a directory" if stat.S_ISDIR(exc.mode) else "is not a regular file"
+        raise ToolFailed(f"{text} {what}") from None
     if len(data) > READ_CAP:
-        raise ToolFailed(f"{os.fspath(shown)} is over the {READ_CAP}-byte read cap")
+        raise ToolFailed(f"{text} is over the {READ_CAP}-byte read cap")
     return data
 
 

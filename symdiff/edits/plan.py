@@ -6,8 +6,6 @@ leave; every file whose blocks do not fit is reported in one error (docs/edits.m
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +13,7 @@ from pathlib import Path
 from symdiff.config import MAX_FILE_SIZE, STATE_DIR
 from symdiff.edits.match import line_of, lines_list, near_match, occurrences
 from symdiff.edits.parse import Block, FileEdit
-from symdiff.errors import EditError, FsDenied, InvalidArgs, ToolFailed
+from symdiff.errors import EditError, FsDenied, InvalidArgs
 from symdiff.workspace import gate as fsgate
 from symdiff.workspace.gate import Beneath
 
@@ -76,26 +74,14 @@ def _missing(real: Path, shown: str) -> tuple[None, None]:
 
 
 def _read(where: Beneath, shown: str) -> tuple[bytes | None, int | None]:
-    """The bytes and mode of an existing regular file, or (None, None) when absent.
-
-    Opened beneath its root (fsgate): a directory swapped for a symlink since the path was
-    checked is refused, never followed.
-    """
+    """The bytes and mode of an existing regular file, or (None, None) when absent
+    (fsgate.read_regular)."""
     try:
-        fd = fsgate.open_beneath(where, fsgate.READ_FLAGS)
+        data, st = fsgate.read_regular(where, MAX_FILE_SIZE, shown)
     except FileNotFoundError:
         return _missing(where.path, shown)
-    except OSError as exc:
-        raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise EditError(f"{shown} is not a regular file")
-        data = fsgate.read_upto(fd, MAX_FILE_SIZE + 1)
-    except OSError as exc:
-        raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
+    except fsgate.NotRegular:
+        raise EditError(f"{shown} is not a regular file") from None
     if max(st.st_size, len(data)) > MAX_FILE_SIZE:
         raise EditError(f"{shown} is over the {MAX_FILE_SIZE // (1024 * 1024)} MiB edit cap")
     return data, st.st_mode

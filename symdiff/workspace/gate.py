@@ -227,3 +227,37 @@ def read_upto(fd: int, limit: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+class NotRegular(Exception):
+    """`read_regular` opened something other than a regular file; `mode` is its `st_mode`."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(mode)
+        self.mode = mode
+
+
+def read_regular(where: Beneath, cap: int, shown: str) -> tuple[bytes, os.stat_result]:
+    """The first `cap + 1` bytes of the regular file `where` (more than `cap` means it is over
+    the cap) and its status at the open, read without blocking on a FIFO or a device.
+
+    The file is opened beneath its root, so a directory swapped for a symlink since the path
+    was checked is refused (FsDenied), never followed. The caller words the rest: the open's
+    FileNotFoundError and NotRegular pass through; any other OSError is ToolFailed
+    `cannot read <shown>: <reason>`.
+    """
+    try:
+        fd = open_beneath(where, READ_FLAGS)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(st.st_mode)
+        return read_upto(fd, cap + 1), st
+    except OSError as exc:
+        raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
