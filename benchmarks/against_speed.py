@@ -32,7 +32,7 @@ from _caches import cold
 from _corpus import django_tree
 from tree_sitter_language_pack import get_parser
 
-from symdiff.attribute.spans import filechange
+from symdiff.attribute import filechange
 from symdiff.config import Settings
 from symdiff.query.answer import DiffQuery, diff
 

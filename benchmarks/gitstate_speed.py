@@ -1,4 +1,4 @@
-"""Per-call time of `gitstate.snapshot` beside its peer, `git rev-parse HEAD`.
+"""Per-call time of `git.state.snapshot` beside its peer, `git rev-parse HEAD`.
 
     .venv/bin/python benchmarks/gitstate_speed.py [REPO] [--calls 2000] [--runs 7]
 
@@ -54,7 +54,7 @@ def main() -> None:
 
     peer_calls = max(1, args.calls // 20)
     rows = [
-        ("gitstate.snapshot", _per_call(lambda: snapshot(repo), args.calls, args.runs)),
+        ("git.state.snapshot", _per_call(lambda: snapshot(repo), args.calls, args.runs)),
         ("git rev-parse HEAD (subprocess)", _per_call(rev_parse, peer_calls, args.runs)),
         ("pygit2 HEAD reflog, every entry", _per_call(whole_reflog, args.calls, args.runs)),
     ]

@@ -32,7 +32,7 @@ from _caches import cold
 from pygit2.enums import SortMode
 from tree_sitter_language_pack import get_parser
 
-from symdiff.attribute.spans import filechange
+from symdiff.attribute import filechange
 from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
 from symdiff.git.importer import import_history

@@ -1,4 +1,4 @@
-"""The record shape of SPEC.md: the typed records and the one function that builds each.
+"""The record shape of docs/spec.md: the typed records and the one function that builds each.
 
 Every record symdiff serves (the `diff` query, `index --json`, `apply_edits`' `recorded`) is
 built here, from named fields, with the one timestamp formatter.

@@ -187,8 +187,8 @@ def test_without_a_daemon_the_answer_says_up_to_when_and_refresh_catches_up(
 
 
 def test_a_since_beyond_720h_says_it_was_cut(tree: Path) -> None:
-    """720h is the longest window (SPEC): a longer --since answers for 720h and says so, and the
-    empty answer names the window it looked in, not the one asked for."""
+    """720h is the longest window (docs/spec.md): a longer --since answers for 720h and says so,
+    and the empty answer names the window it looked in, not the one asked for."""
     cut = ("symdiff: --since 4000h is longer than 720h, the longest window: showing the last "
            "720h (`symdiff log SYMBOL` follows a symbol through older records)\n")
     proc = symdiff(tree, "changes", "--since", "4000h")

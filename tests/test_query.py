@@ -222,7 +222,7 @@ def test_workspaces(store: Store, root: Path, tmp_path: Path) -> None:
     assert paths(run(store, sub)) == ["mine.py"]  # the workspace whose root you are in
     assert paths(run(store, root, workspace="all")) == ["mine.py", "theirs.py", "remote.py"]
     # An answer that may span workspaces says where each change happened; one that cannot
-    # keeps SPEC's record shape.
+    # keeps docs/spec.md's record shape.
     assert [r.get("workspace") for r in run(store, root, workspace="all")] == [
         str(root), str(other_root), str(root)]
     assert "workspace" not in run(store, root)[0]

@@ -1,4 +1,5 @@
-"""The text_diff tool: seed 000's acceptance criteria and SPEC.md's decisions."""
+"""The text_diff tool: the acceptance criteria of docs/seeds/000-text-diff-tool.txt and the
+decisions of docs/spec.md and docs/textdiff.md."""
 
 from __future__ import annotations
 

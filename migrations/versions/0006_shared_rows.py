@@ -2,7 +2,7 @@
 
 - `symbol_names` (id, name, kind; unique (name, kind)): a symbol row names one instead of
   repeating its qualified name and kind; the name index becomes `ix_symbol_changes_name_id`.
-  A symbol row's change type becomes one letter (a, r, m, s: the first of its SPEC.md name).
+  A symbol row's change type becomes one letter (a, r, m, s: the first of its docs/spec.md name).
   `symbol_changes` is rebuilt (WITHOUT ROWID on SQLite, as before), rows and order kept.
 - `provenance` (id, digest, origin_info, git): one row per distinct pair, `changes.provenance_id`
   names it (indexed: retention deletes unused provenance rows, and each delete's foreign-key

@@ -1,11 +1,11 @@
 """Attribution: old/new symbols and a line diff -> the symbol changes of one file change.
 
-The rules are SPEC.md's "Change records"; the decisions the spec leaves open are written down
+The rules are docs/spec.md's "Change records"; the decisions the spec leaves open are written down
 in docs/attribution.md. Everything here is pure: bytes and Symbols in, SymbolChanges out.
 
-Over 400 lines, on purpose: ownership of lines (and of bytes on lines that several definitions
-share), matching old to new, and rename pairing are one algorithm whose steps share the `_Side`
-view of a file; split apart, each piece would only make sense by reading the others.
+One module because ownership of lines (and of bytes on lines that several definitions share),
+matching old to new, and rename pairing are one algorithm whose steps share the `_Side` view of
+a file; split apart, each piece would only make sense by reading the others.
 """
 
 from __future__ import annotations

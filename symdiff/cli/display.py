@@ -1,5 +1,5 @@
 """What the command line shows a person: the changes table, `watch`'s line per change, the
-status text. Records and plain data in, rich `Text` or lines out; the commands in `cli.py`
+status text. Records and plain data in, rich `Text` or lines out; the commands in `cli/`
 decide what to show and where.
 
 Names are never cut: a table cell wraps (at spaces, and inside a name only when the name alone

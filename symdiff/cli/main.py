@@ -1,8 +1,8 @@
 """The command line: thin click commands that parse, call the library, format.
 
-Over 400 lines: one command per job (index, watch, status, db, textdiff, serve, apply,
-history), each short; `changes` and the symbol commands live in cli_changes.py and
-cli_symbols.py.
+One command per job (index, watch, status, db upgrade, textdiff, serve, apply, history import),
+each short; `changes`, `db gc`, `ui` and the symbol commands live beside it in cli/changes.py,
+cli/db.py, cli/ui.py and cli/symbols.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The `text_diff` tool (seed 000): a unified diff of two files or two texts, with its caps."""
+"""The `text_diff` tool: a unified diff of two files or two texts, with its caps.
+
+The contract is docs/spec.md's "The `text_diff` tool", after docs/seeds/000-text-diff-tool.txt;
+docs/textdiff.md has the decisions.
+"""
 
 from __future__ import annotations
 

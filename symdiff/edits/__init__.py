@@ -1,4 +1,5 @@
-"""Search/replace edits (seed 004): parse, validate against the files, preview, apply atomically.
+"""Search/replace edits (docs/seeds/004-search-replace-edits.txt): parse, validate against the
+files, preview, apply atomically.
 
     parse.py   the two input forms (marker text, JSON)
     match.py   finding a search text, explaining a miss

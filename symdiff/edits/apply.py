@@ -1,4 +1,7 @@
-"""The `apply_edits` tool (seed 004): validate search/replace edits, preview them, apply them.
+"""The `apply_edits` tool: validate search/replace edits, preview them, apply them.
+
+The contract is docs/spec.md's "The `apply_edits` tool", after
+docs/seeds/004-search-replace-edits.txt; docs/edits.md has the decisions.
 
     parse (edits.parse) -> plan: resolve paths, read, run blocks in memory (edits.plan)
         -> dry run: per-file results, ACP v2 Diff, symbol changes

@@ -1,4 +1,6 @@
-"""Parsing search/replace edits (seed 004): the marker text form and the equivalent JSON form.
+"""Parsing search/replace edits: the marker text form and the equivalent JSON form.
+
+The text form is docs/seeds/004-search-replace-edits.txt's; docs/edits.md has the decisions.
 
 Text form::
 

@@ -2,7 +2,7 @@
 
 One record per file per commit, as `git log --first-parent -M --numstat` lists them: the
 commit's tree against its first parent's (the empty tree for a root commit), renames paired
-as git pairs them (renames.py), timestamp = the committer time, `origin: "commit"` with
+as git pairs them (git/renames.py), timestamp = the committer time, `origin: "commit"` with
 `{sha, author, summary}`.
 Records already imported (keyed by sha and path) are not recorded again, so importing twice
 adds nothing and a longer window adds only what is missing. docs/history.md.
@@ -70,7 +70,7 @@ def import_history(
         raise InvalidArgs(f"max-commits must be a positive integer, got {max_commits}")
     cutoff = None if since is None else (now or datetime.now(UTC)) - since
     ws = store.ensure_workspace(str(settings.root), settings.host)
-    with history_lock(settings.root):  # one import of a workspace at a time (lock.py)
+    with history_lock(settings.root):  # one import of a workspace at a time (workspace/lock.py)
         return _import(repo, settings, store, ws.id, cutoff, max_commits)
 
 

@@ -24,6 +24,8 @@ class DiffOutput(TypedDict):
     stale: NotRequired[bool]
 
 
+# Seed 000 is docs/seeds/000-text-diff-tool.txt. The docstring is the output schema's
+# description, which agents read.
 class TextDiffOutput(TypedDict):
     """A unified diff of two files or texts (seed 000's fields, plus `acp` in path mode)."""
 

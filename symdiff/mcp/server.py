@@ -11,9 +11,9 @@ with strict types (no "yes" for true, no "3" for 3), its validation error rewrit
 `_Server.call_tool`. A request whose JSON text is not Unicode (a lone surrogate) is answered at
 the transport, on stdio by `_Server.run_stdio_async` (see `symdiff.mcp.wire`).
 
-A little over 300 lines: the three tools' declarations (each with its argument descriptions, the
-schema an agent reads) and the error rewriting they share; their schemas are in mcpschema.py and
-the symbol tools in mcp_symbols.py.
+One module for the three tools' declarations (each with its argument descriptions, the schema
+an agent reads) and the error rewriting they share; their schemas are in mcp/schema.py and the
+symbol tools in mcp/symbols.py.
 """
 
 from __future__ import annotations
@@ -323,7 +323,7 @@ def build_server(
         return _success(dict(result), result)
 
     if not read_only:
-        # apply_edits (seed 004) registers here, and only here: a --read-only server never
+        # apply_edits (docs/spec.md) registers here, and only here: a --read-only server never
         # offers a tool that writes files.
         @server.tool(
             name="apply_edits",

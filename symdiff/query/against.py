@@ -3,8 +3,8 @@
 `git diff REF` with the untracked (not ignored) files taken in, renames found by content
 similarity among all of them: what a commit of the whole work tree would show against REF.
 Read through pygit2 (the tree against the index brought up to the work tree in memory), renames
-paired as git pairs them (renames.py); nothing is stored, and the records are built by
-`filechange.build_change` like every other record.
+paired as git pairs them (git/renames.py); nothing is stored, and the records are built by
+`attribute/filechange.build_change` like every other record.
 Decisions (origin, timestamps, paths, what does not apply): docs/against.md.
 """
 

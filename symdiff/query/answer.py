@@ -1,6 +1,7 @@
-"""The read side: the `diff` query (seed 003, with round 2's filters, cursors and readers).
+"""The read side: the `diff` query (docs/spec.md, after docs/seeds/003-diff-query-tool.txt),
+with the filters, cursors and readers of docs/query.md.
 
-The argument rules live in `queryargs.py`; this module runs a parsed query against a store.
+The argument rules live in `query/args.py`; this module runs a parsed query against a store.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def diff(
     count_hidden: bool = True,
     git_patches: bool = False,
 ) -> Answer:
-    """Recent changes with their symbols, newest first (the `diff` query of seed 003).
+    """Recent changes with their symbols, newest first (the `diff` query of docs/spec.md).
 
     The arguments are checked before any database work. A running daemon first records the
     saves made before this call (read-your-writes); `stale` says it did not confirm in time.

@@ -1,4 +1,5 @@
-"""The `diff` query's arguments (seed 003, and round 2's filters and cursors) and their rules.
+"""The `diff` query's arguments and their rules: docs/spec.md's (after
+docs/seeds/003-diff-query-tool.txt), and the filters and cursors of docs/query.md.
 
 `DiffQuery` holds the arguments as a caller gives them (any JSON values); `parse` turns them into
 a `Window` or raises `InvalidArgs`, before any database work.
@@ -33,7 +34,7 @@ _DURATION_HINT = (
 @dataclass(frozen=True, slots=True)
 class DiffQuery:
     """The diff query's arguments as a caller gives them (any JSON values); the rules below
-    turn them into a `ChangeFilter` or an `InvalidArgs` before any database work."""
+    turn them into a `Window` or an `InvalidArgs` before any database work."""
 
     since: object = DEFAULT_SINCE
     limit: object = DEFAULT_LIMIT

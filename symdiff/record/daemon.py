@@ -1,9 +1,10 @@
 """The watch daemon: one per workspace; a start reconcile, then batches of settled events.
 
 What other processes need from it lives apart, so that they need not import it: the lock and
-whether a daemon runs (`lock`), read-your-writes (`sync`), and the status report (`status`).
+whether a daemon runs (`workspace.lock`), read-your-writes (`workspace.sync`), and the status
+report (`workspace.status`).
 
-Over 400 lines, on purpose: what is left is the loop and the ways it keeps a batch from being
+One module because what is left is the loop and the ways it keeps a batch from being
 lost — retries with backoff, splitting a failing batch down to the path, a git command's tail,
 degraded polling past the watch limit, the flush at shutdown, the status file. Each is short;
 they share the batch and the stats.

@@ -1,9 +1,9 @@
 """The pipeline: compare the tree now with the tree as last seen, and store what changed.
 
-Over 400 lines, on purpose: one pass reads top to bottom (scan, read, build records, pair
-renames, commit), and its steps share the `_Pass` state and its safety rules — git's racy-clean
-stat rule, unreadable directories kept as unknown rather than deleted, optimistic commits that
-never record a change twice. Building one record lives in `filechange.py`.
+One module because one pass reads top to bottom (scan, read, build records, pair renames,
+commit), and its steps share the `_Pass` state and its safety rules — git's racy-clean stat
+rule, unreadable directories kept as unknown rather than deleted, optimistic commits that never
+record a change twice. Building one record lives in `attribute/filechange.py`.
 """
 
 from __future__ import annotations

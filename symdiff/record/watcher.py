@@ -5,7 +5,7 @@ subtree"), remembers observed moves, and notes query cookies. The reconciler dec
 changed by comparing with the last snapshot, which absorbs temporary files, editors' save
 dances, duplicates and synthesized events.
 
-A little over 300 lines: the dirty set, the event handler and the observer's health checks
+One module because the dirty set, the event handler and the observer's health checks
 (overflow alarm, watched inodes) are one contract between watchdog's threads and the daemon's
 loop, easier to check side by side than apart.
 """

@@ -1,7 +1,7 @@
 """Change records in SQL: the one statement that writes a change, the one read that serves it.
 
 A change is a row of `changes`; the definitions it touched are rows of `symbol_changes`,
-ordered by `ordinal` (SPEC.md's line order), each naming a `symbol_names` row (name and kind,
+ordered by `ordinal` (docs/spec.md's line order), each naming a `symbol_names` row (name and kind,
 stored once); its `origin_info` and `git` are a `provenance` row shared by the records that
 carry the same pair.
 
@@ -10,8 +10,8 @@ Reading order for cursors is (txid, id): `txid` is the writing transaction's id 
 below the oldest transaction still running (`_stable_bound`), so a record whose transaction
 began earlier but commits later is never passed over: cursors see every record exactly once.
 
-A little over 300 lines: the write and the read of a change, its filters and the cursor order
-must agree column by column, so they sit side by side.
+The write and the read of a change, its filters and the cursor order must agree column by
+column, so they sit side by side in one module.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Retention's SQL: records older than the window go with their symbol rows, then the snapshots
 nothing needs any more, then SQLite gives the freed pages back. Every step is a short
-transaction of its own; the policy (the window, readers' pins, the schedule) is retention.py.
+transaction of its own; the policy (the window, readers' pins, the schedule) is record/retention.py.
 
 Why it is safe while daemons write (docs/retention.md):
 
@@ -44,7 +44,9 @@ from symdiff.store.changes import Position
 
 RECORD_BATCH = 500
 BLOB_BATCH = 500
-VACUUM_STEP_PAGES = 256  # 1 MiB of 4 KiB pages per step: a writer waits a few ms at most
+# Pages freed per step: 512 KiB of a new file's 2 KiB pages (engine.PAGE_SIZE), 1 MiB of an
+# older file's 4 KiB ones; a writer waits a few ms at most.
+VACUUM_STEP_PAGES = 256
 PG_LOCK_TIMEOUT = "10s"  # a batch that cannot get the blobs lock gives up (next run retries)
 
 _GARBAGE = """

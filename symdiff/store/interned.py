@@ -1,6 +1,6 @@
 """Rows many records share, stored once: a symbol's (name, kind) in `symbol_names`, a batch's
 `origin_info` and `git` in `provenance` (revision 0006). Writers look them up or add them;
-retention deletes those no record uses any more (store/orphans.py).
+retention deletes those no record uses any more (`gc.delete_orphans`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Store: a database opened, its workspaces, file states and snapshots, and the atomic write
 path. Change rows themselves are written and read in `changes.py`; SQL lives nowhere else.
 
-A little over 300 lines: every method is one short transaction, kept together because they
-share the connection rules (`_read`, `_write`) and the one place errors become StoreError.
+Every method is one short transaction; they stay in one class because they share the
+connection rules (`_read`, `_write`) and the one place errors become StoreError.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ symbol_names = Table(
     UniqueConstraint("name", "kind"),
 )
 
-# A symbol row's change type as one letter (revision 0006): the first of its SPEC.md name.
+# A symbol row's change type as one letter (revision 0006): the first of its docs/spec.md name.
 SYMBOL_CHANGE_CODES = {"added": "a", "removed": "r", "modified": "m", "signature_changed": "s"}
 SYMBOL_CHANGE_TYPES = {code: name for name, code in SYMBOL_CHANGE_CODES.items()}
 
@@ -168,7 +168,7 @@ changes = Table(
 )
 
 # One definition a change touched: the only copy of a record's symbols. `ordinal` keeps
-# SPEC.md's line order. Clustered by (change_id, ordinal) (WITHOUT ROWID on SQLite) so a
+# docs/spec.md's line order. Clustered by (change_id, ordinal) (WITHOUT ROWID on SQLite) so a
 # change's symbols are read in one range; indexed by name id for one symbol's history. The name
 # and kind are a `symbol_names` row, the change type a letter (revision 0006).
 symbol_changes = Table(

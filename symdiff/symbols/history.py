@@ -1,8 +1,8 @@
 """One definition's history: every recorded version of it, newest first, each with its
 symbol-scoped diff, and its source text at any version (docs/symbol_history.md).
 
-Which definition a name means is `lineage.py`'s job; the texts and diffs are
-`symbol_texts.py`'s. Versions are change ids.
+Which definition a name means is `symbols/lineage.py`'s job; the texts and diffs are
+`symbols/texts.py`'s. Versions are change ids.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ A language family supplies a `Family`: which node types define something (each w
 handler that names it), which nodes wrap a definition (decorators, `export`, templates), which
 siblings lead one (Rust `#[attr]`), which nodes are comments, and how names are joined.
 
-A little over 300 lines: the `Family` data and the one walk that reads it are kept together so
-that adding a language stays a declarative entry checked against a single walk.
+The `Family` data and the one walk that reads it are kept together in one module so that
+adding a language stays a declarative entry checked against a single walk.
 """
 
 from __future__ import annotations
