@@ -5,8 +5,6 @@ process over the SDK's in-memory transport, and `symdiff serve` as a real proces
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -15,13 +13,12 @@ from typing import Any
 
 import jsonschema
 import pytest
+from click.testing import CliRunner
 from mcp.client.session import ClientSession
 from mcp_servers import (
     HOST,
-    SERVE,
     Check,
     call,
-    env,
     http_server,
     run_http,
     run_memory,
@@ -30,6 +27,7 @@ from mcp_servers import (
 )
 from mcp_types import TextContent
 
+from symdiff.cli.main import cli
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import pack
@@ -270,10 +268,9 @@ def test_http_transport(workspace: Workspace, http_url: str) -> None:
 
 
 def test_bad_http_address_exits_2(workspace: Workspace) -> None:
-    proc = subprocess.run([sys.executable, *SERVE, *_server_args(workspace, "--http", "localhost")],
-                          capture_output=True, text=True, timeout=60, env=env())
-    assert proc.returncode == 2
-    assert "invalid_args: --http wants HOST:PORT" in proc.stderr
+    run = CliRunner().invoke(cli, ["serve", *_server_args(workspace, "--http", "localhost")])
+    assert run.exit_code == 2
+    assert "invalid_args: --http wants HOST:PORT" in run.stderr
 
 
 def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> None:
