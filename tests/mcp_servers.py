@@ -1,5 +1,11 @@
-"""Real `symdiff serve` processes for the MCP tests: SDK sessions over stdio and streamable
-HTTP, and raw JSON-RPC lines for what the SDK client cannot send."""
+"""The MCP server for the tests, reached by the real SDK client (`ClientSession`).
+
+- `run_memory`: the server built in this process (`build`, the one place the tests build it)
+  and spoken to over the SDK's in-memory transport: for everything but the transport.
+- `run_stdio`, `http_server` + `run_http`: real `symdiff serve` processes, for what the
+  process and the transport do (startup, flags, framing, the HTTP guard).
+- `RawStdio`, `post`: raw JSON-RPC for what the SDK client cannot send.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +20,21 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
+from mcp.client import Client
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
+
+from symdiff import Settings
+from symdiff import index as index_once
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
 
 HOST = "mcp-test-host"
 SERVE = ("-m", "symdiff", "serve")
@@ -39,11 +52,41 @@ def env(**extra: str) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SYMDIFF_HOST": HOST, **extra}
 
 
+def settings(root: Path, db: str | None = None) -> Settings:
+    """The settings `symdiff serve --root ROOT [--db DB]` resolves, on this test host."""
+    return Settings.resolve(root, db=db, host=HOST)
+
+
 def index(root: Path, db: str | None = None) -> None:
-    """One `symdiff index` pass over `root`, as a user runs it."""
-    cmd = [sys.executable, "-m", "symdiff", "index", str(root)]
-    subprocess.run([*cmd, *(["--db", db] if db else [])], check=True, capture_output=True,
-                   env=env(), timeout=120)
+    """One reconcile pass over `root`, in this process (`symdiff index` runs the same call)."""
+    index_once(settings(root, db), show_progress=False)
+
+
+def build(root: Path, *, db: str | None = None, read_only: bool = False,
+          all_workspaces: bool = False, allow: Sequence[Path] = (),
+          allow_write: Sequence[Path] = ()) -> MCPServer:
+    """The server object `symdiff serve --root ROOT [--db DB] [flags]` runs, without its
+    transport: the one place the tests build it."""
+    from symdiff.mcp.server import build_server
+
+    return build_server(settings(root, db), read_only=read_only, all_workspaces=all_workspaces,
+                        allow=allow, allow_write=allow_write)
+
+
+def run_memory(check: Check, root: Path, *, db: str | None = None, read_only: bool = False,
+               all_workspaces: bool = False, allow: Sequence[Path] = (),
+               allow_write: Sequence[Path] = ()) -> None:
+    """An SDK client session with a server built in this process (`build`), over the SDK's
+    in-memory transport: JSON-RPC messages through memory streams, the initialize handshake
+    as over stdio. Each call builds a new server, as each `symdiff serve` does."""
+    server = build(root, db=db, read_only=read_only, all_workspaces=all_workspaces,
+                   allow=allow, allow_write=allow_write)
+
+    async def main() -> None:
+        async with Client(server, mode="legacy") as client:
+            await check(client.session)
+
+    anyio.run(main)
 
 
 def indexed_tree(root: Path, name: str, db: str | None = None) -> Path:

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import jsonschema
 import pytest
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_servers import run_stdio
 from mcp_types import CallToolResult, TextContent
 
 SCHEMA = json.loads(
@@ -120,20 +119,7 @@ def _text(result: CallToolResult) -> str:
 
 def _mcp(root: Path, check: Any, *extra: str) -> None:
     db = f"sqlite:///{root.parent / 'db' / 'index.db'}"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "symdiff", "serve", "--root", str(root), "--db", db, *extra],
-        cwd=str(root),
-    )
-
-    async def main() -> None:
-        with open("/dev/null", "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write) as session:
-                await session.initialize()
-                await check(session)
-
-    anyio.run(main)
+    run_stdio(["--root", str(root), "--db", db, *extra], check, cwd=root)
 
 
 def test_mcp_apply_edits_dry_run_by_default_then_apply(ws: Path) -> None:

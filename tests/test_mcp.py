@@ -1,35 +1,39 @@
-"""The MCP server from a real MCP client: `symdiff serve` over stdio and streamable HTTP."""
+"""The MCP server from a real MCP client (the SDK's `ClientSession`): the tools' rules in this
+process over the SDK's in-memory transport, and `symdiff serve` as a real process over stdio
+(startup) and streamable HTTP (every rule again)."""
 
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import anyio
 import jsonschema
 import pytest
+from click.testing import CliRunner
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp_servers import call, run_http, text_of
+from mcp_servers import (
+    HOST,
+    Check,
+    call,
+    http_server,
+    run_http,
+    run_memory,
+    run_stdio,
+    text_of,
+)
 from mcp_types import TextContent
 
+from symdiff.cli.main import cli
 from symdiff.model import ChangeType, FileChange, Scope, SymbolChange, SymbolChangeType
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import pack
 
-HOST = "mcp-test-host"
 # The published ToolCallContent schema (ACP v2), as tests/test_acp.py uses it.
 ACP_SCHEMA = Path(__file__).parent / "fixtures" / "acp" / "v2_schema.toolcallcontent.json"
-
-Check = Callable[[ClientSession], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -74,52 +78,19 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 
 def _server_args(ws: Workspace, *extra: str) -> list[str]:
-    return ["-m", "symdiff", "serve", "--root", str(ws.root), "--db", ws.db_url, *extra]
+    return ["--root", str(ws.root), "--db", ws.db_url, *extra]
 
 
-def run_stdio(ws: Workspace, check: Check, *extra: str) -> None:
-    """Start `python -m symdiff serve` as an agent host would and run `check` in a session."""
-    params = StdioServerParameters(command=sys.executable, args=_server_args(ws, *extra),
-                                   env={"SYMDIFF_HOST": HOST}, cwd=str(ws.root))
-
-    async def main() -> None:
-        with open("/dev/null", "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write), \
-                    ClientSession(read, write) as session:
-                await session.initialize()
-                await check(session)
-
-    anyio.run(main)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def run_here(ws: Workspace, check: Check) -> None:
+    """`check` in a session with the server in this process (what `serve` runs, no transport)."""
+    run_memory(check, ws.root, db=ws.db_url)
 
 
 @pytest.fixture(scope="module")
-def http_url(workspace: Workspace) -> Iterator[str]:
+def http_url(workspace: Workspace, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`symdiff serve --http 127.0.0.1:<port>` running as a subprocess."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, *_server_args(workspace, "--http",
-                                                           f"127.0.0.1:{port}")],
-                            env={"SYMDIFF_HOST": HOST, "PATH": "/usr/bin:/bin"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("symdiff serve --http did not start") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with http_server(_server_args(workspace), tmp_path_factory.mktemp("http")) as served:
+        yield served.url
 
 
 async def records(session: ClientSession, **args: Any) -> list[dict[str, Any]]:
@@ -240,28 +211,40 @@ async def check_text_diff(session: ClientSession, root: Path) -> None:
     assert folder.is_error and text_of(folder).startswith("tool_failed: ")
 
 
-def test_stdio_lists_tools_with_schemas(workspace: Workspace) -> None:
+def test_stdio_starts_and_lists_tools_with_schemas(workspace: Workspace) -> None:
+    """A real `symdiff serve` over stdio, as an agent host starts it: no --root (the working
+    directory), its flags (--db, --read-only) reach the server, and a call is answered."""
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "symbol_history",
                                                  "symbol_source"})
-    run_stdio(workspace, check, "--read-only")
+        assert len(await records(session)) == 50  # the root is the working directory
+    run_stdio(["--db", workspace.db_url, "--read-only"], check, cwd=workspace.root)
 
 
-def test_stdio_diff_rules(workspace: Workspace) -> None:
-    run_stdio(workspace, check_diff_rules)
+def test_lists_tools_with_schemas(workspace: Workspace) -> None:
+    async def check(session: ClientSession) -> None:
+        await check_tool_listing(session, expect={"diff", "text_diff", "apply_edits",
+                                                 "symbol_history", "symbol_source",
+                                                 "restore_symbol"})
+    run_here(workspace, check)
 
 
-def test_stdio_diff_errors_are_tool_errors(workspace: Workspace) -> None:
-    run_stdio(workspace, check_diff_errors)
+def test_diff_rules(workspace: Workspace) -> None:
+    run_here(workspace, check_diff_rules)
 
 
-def test_stdio_text_diff(workspace: Workspace) -> None:
+def test_diff_errors_are_tool_errors(workspace: Workspace) -> None:
+    run_here(workspace, check_diff_errors)
+
+
+def test_text_diff(workspace: Workspace) -> None:
     async def check(session: ClientSession) -> None:
         await check_text_diff(session, workspace.root)
-    run_stdio(workspace, check)
+    run_here(workspace, check)
 
 
 def test_stdio_serves_before_anything_is_indexed(tmp_path: Path) -> None:
+    """Startup over stdio on a tree never indexed: it answers, and creates nothing there."""
     root = (tmp_path / "fresh").resolve()
     root.mkdir()
     ws = Workspace(root, f"sqlite:///{root / '.symdiff' / 'index.db'}")
@@ -270,7 +253,7 @@ def test_stdio_serves_before_anything_is_indexed(tmp_path: Path) -> None:
         assert await records(session) == []
         bad = await call(session, "diff", {"scope": "nope"})
         assert bad.is_error and text_of(bad).startswith("invalid_args: scope")
-    run_stdio(ws, check)
+    run_stdio(_server_args(ws), check, cwd=root)
     assert not (root / ".symdiff").exists()
 
 
@@ -285,10 +268,9 @@ def test_http_transport(workspace: Workspace, http_url: str) -> None:
 
 
 def test_bad_http_address_exits_2(workspace: Workspace) -> None:
-    proc = subprocess.run([sys.executable, *_server_args(workspace, "--http", "localhost")],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2
-    assert "invalid_args: --http wants HOST:PORT" in proc.stderr
+    run = CliRunner().invoke(cli, ["serve", *_server_args(workspace, "--http", "localhost")])
+    assert run.exit_code == 2
+    assert "invalid_args: --http wants HOST:PORT" in run.stderr
 
 
 def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> None:
@@ -312,13 +294,13 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
         assert blocks[2].startswith("cursor: ")
 
     with workspace_lock(settings.root, settings.host):
-        run_stdio(workspace, check)
+        run_here(workspace, check)
 
     async def fresh(session: ClientSession) -> None:  # no daemon: nothing to wait for
         result = await call(session, "diff", {"since": "2h"})
         assert result.structured_content is not None
         assert "stale" not in result.structured_content
-    run_stdio(workspace, fresh)
+    run_here(workspace, fresh)
 
 
 def test_the_answer_says_when_no_daemon_watches_and_when_nothing_is_indexed(
@@ -334,7 +316,7 @@ def test_the_answer_says_when_no_daemon_watches_and_when_nothing_is_indexed(
                              f"changes recorded up to {newest}; start `symdiff watch` there "
                              "to keep the answer current")
         assert len(blocks) == 3 and blocks[2].startswith("cursor: ")
-    run_stdio(workspace, unwatched)
+    run_here(workspace, unwatched)
 
     async def beyond(session: ClientSession) -> None:
         result = await call(session, "diff", {"since": "2000h", "scope": "all", "limit": 500})
@@ -345,7 +327,7 @@ def test_the_answer_says_when_no_daemon_watches_and_when_nothing_is_indexed(
                              "are the last 720h (symbol_history follows a symbol through older "
                              "records)")
         assert blocks[2].startswith("note: no symdiff daemon watches")
-    run_stdio(workspace, beyond)
+    run_here(workspace, beyond)
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -360,7 +342,7 @@ def test_the_answer_says_when_no_daemon_watches_and_when_nothing_is_indexed(
         assert blocks[1].startswith(f"note: nothing is indexed for {empty} yet, so no change "
                                     "is recorded: start `symdiff watch` there")
         assert len(blocks) == 3
-    run_stdio(nothing, unindexed)
+    run_here(nothing, unindexed)
 
 
 def test_text_diff_paths_are_relative_to_the_root(workspace: Workspace) -> None:
@@ -371,4 +353,4 @@ def test_text_diff_paths_are_relative_to_the_root(workspace: Workspace) -> None:
         assert ok.structured_content["diff"].startswith("--- a.txt\n+++ b.txt\n")
         out = await call(session, "text_diff", {"path_a": "../db/index.db", "path_b": "a.txt"})
         assert out.is_error and text_of(out).startswith("fs_denied: ")
-    run_stdio(workspace, check)
+    run_here(workspace, check)

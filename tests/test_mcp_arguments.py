@@ -1,16 +1,19 @@
-"""Every argument error over MCP is `invalid_args: <argument> must be <what>, got <value>`, on
-both transports; a request whose JSON text is not Unicode gets that answer too (symdiff.mcp.wire),
-where it used to get no reply at all."""
+"""Every argument error over MCP is `invalid_args: <argument> must be <what>, got <value>`, in
+this process and over real HTTP; a request whose JSON text is not Unicode gets that answer too
+(symdiff.mcp.wire), where it used to get no reply at all: over real stdio and HTTP, since that
+answer is the transport's."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
 from mcp_servers import (
+    HttpServer,
     RawStdio,
     call,
     http_server,
@@ -18,7 +21,7 @@ from mcp_servers import (
     post,
     rpc,
     run_http,
-    run_stdio,
+    run_memory,
     session,
     text_of,
 )
@@ -60,6 +63,14 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def served(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """`symdiff serve --http` with the tools that write, for the HTTP tests of this module."""
+    with http_server(["--root", str(tree), "--http-writes"],
+                     tmp_path_factory.mktemp("http")) as served:
+        yield served
+
+
 async def check_argument_errors(session: ClientSession, root: Path) -> None:
     for tool, args, reason in CASES:
         result = await call(session, tool, args)
@@ -75,20 +86,19 @@ async def check_argument_errors(session: ClientSession, root: Path) -> None:
     assert not ok.is_error, text_of(ok)
 
 
-def test_argument_errors_over_stdio(tree: Path) -> None:
+def test_argument_errors(tree: Path) -> None:
     async def check(session: ClientSession) -> None:
         tools = {t.name for t in (await session.list_tools()).tools}
         assert tools == {"diff", "text_diff", "apply_edits", "symbol_history", "symbol_source",
-                         "restore_symbol"}  # stdio: offered as before
+                         "restore_symbol"}  # as over stdio: offered as before
         await check_argument_errors(session, tree)
-    run_stdio(["--root", str(tree)], check, cwd=tree)
+    run_memory(check, tree)
 
 
-def test_argument_errors_over_http(tree: Path, tmp_path: Path) -> None:
+def test_argument_errors_over_http(tree: Path, served: HttpServer) -> None:
     async def check(session: ClientSession) -> None:
         await check_argument_errors(session, tree)
-    with http_server(["--root", str(tree), "--http-writes"], tmp_path) as served:
-        run_http(served.url, check)
+    run_http(served.url, check)
 
 
 # Raw JSON-RPC: the SDK client cannot send a lone surrogate (it encodes to UTF-8 first).
@@ -144,15 +154,14 @@ def test_a_lone_surrogate_gets_an_answer_over_stdio(tree: Path) -> None:
     assert not list(tree.glob("x*"))
 
 
-def test_a_lone_surrogate_gets_an_answer_over_http(tree: Path, tmp_path: Path) -> None:
-    with http_server(["--root", str(tree), "--http-writes"], tmp_path) as served:
-        headers = session(served.url)
-        for i, (params, reason) in enumerate(LONE, start=1):
-            response = post(served.url, _call(i, params), **headers)
-            assert response.status_code == 200, response.text
-            _assert_refused(rpc(response), i, reason)
-        # Plain requests still pass the door unchanged.
-        listed = rpc(post(served.url, {"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
-                          **headers))
-        assert "apply_edits" in json.dumps(listed)
+def test_a_lone_surrogate_gets_an_answer_over_http(tree: Path, served: HttpServer) -> None:
+    headers = session(served.url)
+    for i, (params, reason) in enumerate(LONE, start=1):
+        response = post(served.url, _call(i, params), **headers)
+        assert response.status_code == 200, response.text
+        _assert_refused(rpc(response), i, reason)
+    # Plain requests still pass the door unchanged.
+    listed = rpc(post(served.url, {"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+                      **headers))
+    assert "apply_edits" in json.dumps(listed)
     assert not list(tree.glob("x*"))

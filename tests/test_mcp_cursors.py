@@ -1,5 +1,6 @@
-"""Cursors and named readers through the real MCP SDK client, over stdio and HTTP: a reader's
-cursor survives a server restart, two readers advance independently, and a cursor pages."""
+"""Cursors and named readers through the real MCP SDK client: a reader's cursor survives a server
+restart (a server in this process, then a real `symdiff serve --http` process), two readers
+advance independently, and a cursor pages."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.client.session import ClientSession
-from mcp_servers import call, http_server, index, indexed_tree, run_http, run_stdio, text_of
+from mcp_servers import call, http_server, index, indexed_tree, run_http, run_memory, text_of
 
 
 async def page(session: ClientSession, **args: Any) -> tuple[list[str], str, bool]:
@@ -18,7 +19,7 @@ async def page(session: ClientSession, **args: Any) -> tuple[list[str], str, boo
     return [r["path"] for r in content["result"]], content["cursor"], content["more"]
 
 
-def test_readers_and_cursors_over_both_transports(tmp_path: Path) -> None:
+def test_readers_and_cursors_survive_a_restart(tmp_path: Path) -> None:
     root = indexed_tree(tmp_path / "ws", "alpha")
     args = ["--root", str(root)]
 
@@ -28,7 +29,7 @@ def test_readers_and_cursors_over_both_transports(tmp_path: Path) -> None:
         result = await call(session, "diff", {"reader": "agent-a", "cursor": "c1.LTE6MA"})
         assert result.is_error and text_of(result).startswith("invalid_args: give cursor or")
 
-    run_stdio(args, first, cwd=root)
+    run_memory(first, root)  # what it remembers is in the database: the next server is a process
     for i in range(3):  # changes made while no server runs
         (root / f"n{i}.py").write_text(f"def g{i}():\n    return {i}\n")
     index(root)

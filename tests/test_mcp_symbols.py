@@ -1,4 +1,5 @@
-"""symbol_history, symbol_source and restore_symbol from the real MCP SDK client over stdio."""
+"""symbol_history, symbol_source and restore_symbol from the real MCP SDK client, with the server
+in this process over the SDK's in-memory transport (test_mcp.py starts the real processes)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import jsonschema
 from mcp.client.session import ClientSession
-from mcp_servers import call, index, run_stdio, text_of
+from mcp_servers import call, index, run_memory, text_of
 
 V1 = "import os\n\n\ndef parse(text):\n    return text.split()\n\n\ndef other():\n    return 0\n"
 V2 = V1.replace("return text.split()", "words = text.split()\n    return words")
@@ -24,7 +25,7 @@ def _tree(tmp_path: Path) -> Path:
     return root
 
 
-def test_history_source_and_restore_over_stdio(tmp_path: Path) -> None:
+def test_history_source_and_restore(tmp_path: Path) -> None:
     root = _tree(tmp_path)
 
     async def check(session: ClientSession) -> None:
@@ -76,7 +77,7 @@ def test_history_source_and_restore_over_stdio(tmp_path: Path) -> None:
         assert restored["origin"] == "edit"
         assert restored["origin_info"]["client"]["name"] == "mcp"
 
-    run_stdio([], check, cwd=root)
+    run_memory(check, root)
 
 
 def test_a_read_only_server_reads_history_but_cannot_restore(tmp_path: Path) -> None:
@@ -91,4 +92,4 @@ def test_a_read_only_server_reads_history_but_cannot_restore(tmp_path: Path) -> 
         assert now.structured_content["version"] is None
         assert now.structured_content["source"].startswith("def parse(text, sep=None):")
 
-    run_stdio(["--read-only"], check, cwd=root)
+    run_memory(check, root, read_only=True)

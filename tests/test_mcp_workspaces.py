@@ -1,5 +1,6 @@
 """A server answers for its own workspace only, unless started with --all-workspaces: two trees
-indexed into one database (SQLite file or PostgreSQL), `symdiff serve --root` on one of them."""
+indexed into one database (SQLite file or PostgreSQL), the server built for one of them in this
+process, and once as a real `symdiff serve --root ... --all-workspaces --http` process."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
-from mcp_servers import call, http_server, indexed_tree, run_http, run_stdio, text_of
+from mcp_servers import call, http_server, indexed_tree, run_http, run_memory, text_of
 
 
 def two_trees(base: Path, db: str) -> tuple[Path, Path]:
@@ -56,18 +57,15 @@ def every(a: Path, b: Path) -> Any:
 def test_own_workspace_only_sqlite(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'shared.db'}"
     a, b = two_trees(tmp_path, db)
-    run_stdio(["--root", str(a), "--db", db], own_only(a, b), cwd=a)
-    run_stdio(["--root", str(a), "--db", db, "--all-workspaces"], every(a, b), cwd=a)
-    with http_server(["--root", str(a), "--db", db], tmp_path) as served:
-        run_http(served.url, own_only(a, b))
+    run_memory(own_only(a, b), a, db=db)
+    run_memory(every(a, b), a, db=db, all_workspaces=True)
+    # The flag reaches the server through the command line, and HTTP answers alike.
+    with http_server(["--root", str(a), "--db", db, "--all-workspaces"], tmp_path) as served:
+        run_http(served.url, every(a, b))
 
 
 @pytest.mark.postgres
 def test_own_workspace_only_postgres(tmp_path: Path, pg_url: str) -> None:
     a, b = two_trees(tmp_path, pg_url)
-    with http_server(["--root", str(a), "--db", pg_url], tmp_path) as served:
-        run_http(served.url, own_only(a, b))
-    with http_server(["--root", str(a), "--db", pg_url, "--all-workspaces"],
-                     tmp_path) as served:
-        run_http(served.url, every(a, b))
-    run_stdio(["--root", str(a), "--db", pg_url], own_only(a, b), cwd=a)
+    run_memory(own_only(a, b), a, db=pg_url)
+    run_memory(every(a, b), a, db=pg_url, all_workspaces=True)
