@@ -12,7 +12,6 @@ they share the batch and the stats.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -24,7 +23,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
-from symdiff.config import STATE_DIR, Settings
+from symdiff.config import Settings
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin, Provenance
 from symdiff.record.heap import settle_heap
@@ -34,9 +33,8 @@ from symdiff.record.retention import Collector
 from symdiff.record.walk import IgnoreRules
 from symdiff.record.watcher import Batch, DirtySet, Watcher, collapse, tracked_dirs
 from symdiff.store import Store
+from symdiff.workspace.layout import DaemonStatus, StateDir, write_status
 from symdiff.workspace.lock import now_text, workspace_lock
-from symdiff.workspace.status import STATUS_FILE
-from symdiff.workspace.sync import COOKIE_DIR
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +100,7 @@ class Daemon:
         self._watcher: Watcher | None = None
         self._last_full = 0.0
         self._origins: BatchOrigins | None = None
+        self._state = StateDir(settings.root)
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
@@ -156,7 +155,7 @@ class Daemon:
         assert self._store is not None
         ws = self._store.find_workspace(str(self.settings.root), self.settings.host)
         kind = "reconcile" if ws is not None and ws.baseline_done else "baseline"
-        full = Batch(frozenset(), cookies=_cookies(self.settings), full=True)
+        full = Batch(frozenset(), cookies=_cookies(self._state), full=True)
         written = time.monotonic()  # a pass that ends within PROGRESS_EVERY_S writes none
 
         def note(done: int, total: int) -> None:
@@ -242,7 +241,7 @@ class Daemon:
         if self._watcher is not None:
             name = f"flush-{uuid.uuid4().hex}"
             with contextlib.suppress(OSError):
-                (self.settings.root / COOKIE_DIR / name).touch()
+                (self._state.cookies / name).touch()
                 if not self.dirty.wait_cookie(name, FLUSH_WAIT_S):
                     log.warning("events still in flight at shutdown; the next start records them")
         batch = self.dirty.take(0, settle=False)
@@ -403,7 +402,7 @@ class Daemon:
         for name in batch.cookies:
             # The ack: every event seen before the cookie is now recorded.
             with contextlib.suppress(OSError):
-                (self.settings.root / COOKIE_DIR / name).unlink()
+                (self._state.cookies / name).unlink()
         if batch.full:
             level = logging.DEBUG if self.stats.degraded and not report.changes else logging.INFO
             log.log(level, "%s of %d files: %d changes in %.2fs",
@@ -456,28 +455,25 @@ class Daemon:
 
     def _write_status(self, *, running: bool) -> None:
         s = self.stats
-        data = {"pid": os.getpid(), "host": self.settings.host, "root": str(self.settings.root),
-                "running": running, "started_at": s.started_at,
-                "last_reconcile": s.last_reconcile, "last_reconcile_ms": s.last_reconcile_ms,
-                "batches": s.batches, "events": s.events, "changes_recorded": s.changes,
-                "full_rescans": s.full_rescans, "overflows": s.overflows, "restarts": s.restarts,
-                "degraded": s.degraded, "unwatched": s.unwatched,
-                "failing": s.failing_since is not None, "failing_since": s.failing_since,
-                "attempts": s.attempts, "last_error": s.last_error,
-                "unrecorded": s.unrecorded[:20], "progress": s.progress}
-        path = self.settings.root / STATE_DIR / STATUS_FILE
-        tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
+        status = DaemonStatus(
+            pid=os.getpid(), host=self.settings.host, root=str(self.settings.root),
+            running=running, started_at=s.started_at, last_reconcile=s.last_reconcile,
+            last_reconcile_ms=s.last_reconcile_ms, batches=s.batches, events=s.events,
+            changes_recorded=s.changes, full_rescans=s.full_rescans, overflows=s.overflows,
+            restarts=s.restarts, degraded=s.degraded, unwatched=list(s.unwatched),
+            failing=s.failing_since is not None, failing_since=s.failing_since,
+            attempts=s.attempts, last_error=s.last_error, unrecorded=s.unrecorded[:20],
+            progress=None if s.progress is None else dict(s.progress))
         try:
-            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            os.replace(tmp, path)
+            write_status(self.settings.root, status)
         except OSError as exc:
-            log.warning("cannot write %s: %s", path, exc)
+            log.warning("cannot write %s: %s", self._state.status, exc)
 
 
-def _cookies(settings: Settings) -> frozenset[str]:
+def _cookies(state: StateDir) -> frozenset[str]:
     """The cookies waiting now (written before the watcher started, or left behind)."""
     try:
-        return frozenset(e.name for e in os.scandir(settings.root / COOKIE_DIR))
+        return frozenset(e.name for e in os.scandir(state.cookies))
     except OSError:
         return frozenset()
 

@@ -36,10 +36,8 @@ from watchdog.events import (
 )
 from watchdog.observers.inotify import InotifyObserver
 
-from symdiff.config import STATE_DIR
 from symdiff.record.walk import ALWAYS_IGNORED, IgnoreRules
-from symdiff.workspace.layout import ensure_state_dir
-from symdiff.workspace.sync import COOKIE_DIR
+from symdiff.workspace.layout import COOKIE_DIR, StateDir, ensure_state_dir
 
 log = logging.getLogger(__name__)
 
@@ -325,12 +323,13 @@ class Watcher:
 
     def start(self) -> None:
         """Attach the overflow alarm and start watching (raises OSError at the watch limit)."""
+        state = StateDir(self.root)
         try:
-            ensure_state_dir(self.root / STATE_DIR)
-            (self.root / COOKIE_DIR).mkdir(exist_ok=True)
+            ensure_state_dir(state.path)
+            state.cookies.mkdir(exist_ok=True)
         except OSError as exc:  # queries cannot ask us to catch up; recording goes on
             log.warning("cannot create %s: %s; queries will not wait for the daemon",
-                        self.root / COOKIE_DIR, exc.strerror or exc)
+                        state.cookies, exc.strerror or exc)
         # A directory moved out keeps its inotify watch; moved back in, watchdog re-registers
         # the same callback and warns. Harmless, but under `-W error` that warning would kill
         # watchdog's reader thread and with it every later event.
