@@ -563,12 +563,12 @@ def test_a_reconcile_that_keeps_failing_shows_in_status(root: Path, pg_url: str)
 def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bug that one file triggers (injected where the indexer builds its record) in a full
+    """A bug that one file triggers (injected where the indexer builds a file's change) in a full
     pass costs that file: the pass is split by directory, the rest is recorded, and status
     names the file until a later pass records it."""
     import symdiff.record.indexer as indexer_module
 
-    real = indexer_module._record
+    real = indexer_module._file_change
 
     def buggy(p: Any, kind: Any, path: str, **kw: Any) -> Any:
         if "poison" in path:
@@ -579,7 +579,7 @@ def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
     s = make_settings(root)
     with daemon_thread(s) as d:
         assert settled(s) == Counter()
-        monkeypatch.setattr(indexer_module, "_record", buggy)
+        monkeypatch.setattr(indexer_module, "_file_change", buggy)
         assert d.watcher is not None
         with d.watcher.observer._inotify_fd._lock:  # type: ignore[attr-defined]
             # Held back from the watcher, so that the full pass below meets them all at once.
@@ -600,7 +600,7 @@ def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
         out = CliRunner().invoke(cli, ["status", str(root), "--db", s.db_url],
                                  env={"SYMDIFF_HOST": "testhost"})
         assert "changes at pkg/deep/poison.py could not be recorded" in out.output
-        monkeypatch.setattr(indexer_module, "_record", real)
+        monkeypatch.setattr(indexer_module, "_file_change", real)
         (root / "pkg" / "deep" / "poison.py").write_text("x = 2\n")
         assert settled(s)[("add", "pkg/deep/poison.py", None)] == 1
         assert d.stats.unrecorded == []

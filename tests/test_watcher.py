@@ -33,7 +33,7 @@ from symdiff.workspace.sync import COOKIE_DIR
 
 
 class FakeClock:
-    """A monotonic clock the test moves by hand."""
+    """A monotonic timer the test moves by hand."""
 
     def __init__(self) -> None:
         self.now = 100.0
@@ -50,7 +50,7 @@ def test_collapse_drops_paths_under_a_dirty_directory() -> None:
 
 def test_hints_are_handed_out_only_after_the_settle_window() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=0.04, max_delay_s=1.0, clock=clock)
+    dirty = DirtySet(settle_s=0.04, max_delay_s=1.0, monotonic=clock)
     dirty.mark("a.py")
     assert not dirty.take(0)  # not settled yet: nothing
     clock.now += 0.03
@@ -65,7 +65,7 @@ def test_hints_are_handed_out_only_after_the_settle_window() -> None:
 
 def test_a_continuous_stream_is_flushed_after_max_delay() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=0.04, max_delay_s=0.2, clock=clock)
+    dirty = DirtySet(settle_s=0.04, max_delay_s=0.2, monotonic=clock)
     for _ in range(10):  # an event every 30 ms never lets the window settle
         dirty.mark("log.txt")
         clock.now += 0.03
@@ -74,7 +74,7 @@ def test_a_continuous_stream_is_flushed_after_max_delay() -> None:
 
 def test_a_cookie_needs_no_settling_and_moves_chain() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=10, clock=clock)
+    dirty = DirtySet(settle_s=10, monotonic=clock)
     dirty.move("a.py", "b.py")
     dirty.move("b.py", "c.py")
     dirty.move("x.py", "y.py")
@@ -88,7 +88,7 @@ def test_a_cookie_needs_no_settling_and_moves_chain() -> None:
 
 def test_too_many_paths_or_an_overflow_become_a_full_rescan() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=0, max_paths=3, clock=clock)
+    dirty = DirtySet(settle_s=0, max_paths=3, monotonic=clock)
     dirty.mark("a", "b", "c", "d")
     batch = dirty.take(0)
     assert batch.full and not batch.paths
@@ -99,7 +99,7 @@ def test_too_many_paths_or_an_overflow_become_a_full_rescan() -> None:
 
 
 def test_restore_puts_a_failed_batch_back() -> None:
-    dirty = DirtySet(settle_s=0, clock=FakeClock())
+    dirty = DirtySet(settle_s=0, monotonic=FakeClock())
     dirty.restore(Batch(frozenset({"a.py"}), {"a.py": "z.py"}, frozenset({"k"})))
     batch = dirty.take(0)
     assert batch.paths == {"a.py"} and batch.moves == {"a.py": "z.py"} and batch.cookies == {"k"}
@@ -115,7 +115,7 @@ def test_wake_interrupts_a_waiting_take() -> None:
 
 def test_handler_marks_paths_filters_internals_and_sees_cookies(tmp_path: Path) -> None:
     root = str(tmp_path)
-    dirty = DirtySet(settle_s=0, clock=FakeClock())
+    dirty = DirtySet(settle_s=0, monotonic=FakeClock())
     h = _Handler(root, dirty)
     h.dispatch(FileModifiedEvent(f"{root}/src/a.py"))
     h.dispatch(FileModifiedEvent(f"{root}/.git/index"))

@@ -81,11 +81,12 @@ class DirtySet:
     """Thread-safe accumulator of hints that hands out batches once events have settled."""
 
     def __init__(self, *, settle_s: float, max_delay_s: float = 1.0,
-                 max_paths: int = MAX_DIRTY, clock: Callable[[], float] = time.monotonic) -> None:
+                 max_paths: int = MAX_DIRTY,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.settle_s = settle_s
         self.max_delay_s = max(max_delay_s, settle_s)
         self.max_paths = max_paths
-        self._clock = clock
+        self._monotonic = monotonic
         # Reentrant so that a signal handler running on the waiting thread can wake it.
         self._cond = threading.Condition(threading.RLock())
         self._paths: set[str] = set()
@@ -98,7 +99,7 @@ class DirtySet:
         self._woken = False
 
     def _touch(self) -> None:
-        now = self._clock()
+        now = self._monotonic()
         if not self._pending():
             self._first = now
         self._last = now
@@ -161,7 +162,7 @@ class DirtySet:
                 self._moves.setdefault(dest, src)
             self._cookies.update(batch.cookies)
             if not self._first:
-                self._first = self._last = self._clock()
+                self._first = self._last = self._monotonic()
 
     def _ready_in(self) -> float | None:
         """Seconds until the pending hints may be handed out; None when there are none."""
@@ -169,7 +170,7 @@ class DirtySet:
             return None
         if self._cookies:
             return 0.0  # the writer finished before it wrote the cookie: no need to settle
-        now = self._clock()
+        now = self._monotonic()
         return max(0.0, min(self._last + self.settle_s, self._first + self.max_delay_s) - now)
 
     def idle(self) -> bool:
@@ -179,7 +180,7 @@ class DirtySet:
 
     def take(self, timeout: float | None = None, *, settle: bool = True) -> Batch:
         """Wait until hints have settled and return them (empty after `timeout` or `wake`)."""
-        deadline = None if timeout is None else self._clock() + timeout
+        deadline = None if timeout is None else self._monotonic() + timeout
         with self._cond:
             while True:
                 wait = self._ready_in()
@@ -189,7 +190,7 @@ class DirtySet:
                     self._woken = False
                     return Batch(frozenset())
                 if deadline is not None:
-                    left = deadline - self._clock()
+                    left = deadline - self._monotonic()
                     if left <= 0:
                         return Batch(frozenset())
                     wait = left if wait is None else min(wait, left)
