@@ -138,6 +138,11 @@ class DirtySet:
         with self._cond:
             return self._cond.wait_for(lambda: name in self._cookies, timeout)
 
+    def wait_marked(self, path: str, timeout: float) -> bool:
+        """Wait until a hint for `path` is pending (or a full rescan, which covers it)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._full or path in self._paths, timeout)
+
     def overflow(self) -> None:
         """Events were lost: the next batch is a full rescan."""
         with self._cond:
