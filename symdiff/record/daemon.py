@@ -33,6 +33,7 @@ from symdiff.record.retention import Collector
 from symdiff.record.walk import IgnoreRules
 from symdiff.record.watcher import Batch, DirtySet, Watcher, collapse, tracked_dirs
 from symdiff.store import Store
+from symdiff.timestamps import Clock, format_us, to_us, utcnow
 from symdiff.workspace.layout import DaemonStatus, StateDir, write_status
 from symdiff.workspace.lock import now_text, workspace_lock
 
@@ -73,6 +74,8 @@ class Stats:
     unrecorded: list[str] = field(default_factory=list)
     # While the start pass runs: {"pass": "baseline" | "reconcile", "done", "total"}.
     progress: dict[str, object] | None = None
+    # Idle refreshes that took the git state as the next batch's "before" (origins.py).
+    git_refreshes: int = 0
 
 
 class Daemon:
@@ -80,13 +83,15 @@ class Daemon:
 
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
                  max_delay_s: float = 1.0, on_changes: OnChanges | None = None,
-                 history: bool = False, retention: bool = True) -> None:
+                 history: bool = False, retention: bool = True, clock: Clock = utcnow) -> None:
         """`on_changes` is called with the changes of every recorded batch (the foreground
         watcher prints them); an error in it stops the calls, never the recording. `history`:
         import the last 720h of git history in the background after the start pass.
         `retention`: collect records older than `settings.keep_us` daily, and at start when
-        overdue (retention.py)."""
+        overdue (retention.py). `clock`: the wall clock of the status file's times and of the
+        git quiet window (origins.py)."""
         self.settings = settings
+        self.clock = clock
         self.history = history
         self.retention = retention
         self.on_changes = on_changes
@@ -101,11 +106,25 @@ class Daemon:
         self._last_full = 0.0
         self._origins: BatchOrigins | None = None
         self._state = StateDir(settings.root)
+        self._written = threading.Condition()  # notified at every status write: `wait_until`
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
         self._stop.set()
         self.dirty.wake()
+
+    def wait_until(self, done: Callable[[Stats], bool], timeout: float) -> bool:
+        """Wait until `done(self.stats)` holds, looked at after every status write (each
+        batch, failed attempt, progress step) and idle git refresh; False after `timeout`.
+
+        The seam tests wait on instead of sleeping or polling the database.
+        """
+        with self._written:
+            return self._written.wait_for(lambda: done(self.stats), timeout)
+
+    def _notify(self) -> None:
+        with self._written:
+            self._written.notify_all()
 
     @property
     def watcher(self) -> Watcher | None:
@@ -118,7 +137,8 @@ class Daemon:
         with workspace_lock(self.settings.root, self.settings.host) as info:
             self.stats.started_at = str(info["started_at"])
             store = self._store = Store(self.settings.db_url)
-            self._origins = BatchOrigins(self.settings.root)
+            self._origins = BatchOrigins(
+                self.settings.root, wall_ns=lambda: to_us(self.clock()) * 1000)
             collector: Collector | None = None
             try:
                 self._start_watching()
@@ -212,8 +232,9 @@ class Daemon:
                 self._reconcile(batch)
                 if batch.full or batch.paths:
                     self._check_watches(batch)
-            elif self._origins is not None and self.dirty.idle():
-                self._origins.refresh()  # a ref-only git command must not claim the next edit
+            elif self._origins is not None and self.dirty.idle() and self._origins.refresh():
+                self.stats.git_refreshes += 1  # a ref-only git command claims no later edit
+                self._notify()
             elapsed = time.monotonic() - last_log
             if elapsed >= LOG_EVERY_S:
                 rate = (self.stats.events - last_events) / elapsed
@@ -381,7 +402,7 @@ class Daemon:
     def _failed(self, error: str) -> None:
         """Note a failed attempt where `symdiff status` shows it."""
         s = self.stats
-        s.failing_since = s.failing_since or now_text()
+        s.failing_since = s.failing_since or self._now_text()
         s.attempts += 1
         s.last_error = error
         self._write_status(running=True)
@@ -394,7 +415,7 @@ class Daemon:
         s.full_rescans += int(batch.full)
         if batch.full:
             self._last_full = time.monotonic()
-        s.last_reconcile = now_text()
+        s.last_reconcile = self._now_text()
         s.last_reconcile_ms = round(report.seconds * 1000, 1)
         s.failing_since, s.attempts, s.last_error = None, 0, None
         if self._watcher is not None:
@@ -453,6 +474,9 @@ class Daemon:
             len(missing), ", ".join(missing[:3]) or "?", self.poll_s)
         self.dirty.wake()
 
+    def _now_text(self) -> str:
+        return format_us(to_us(self.clock()))
+
     def _write_status(self, *, running: bool) -> None:
         s = self.stats
         status = DaemonStatus(
@@ -468,6 +492,7 @@ class Daemon:
             write_status(self.settings.root, status)
         except OSError as exc:
             log.warning("cannot write %s: %s", self._state.status, exc)
+        self._notify()
 
 
 def _cookies(state: StateDir) -> frozenset[str]:

@@ -83,8 +83,9 @@ class BatchOrigins:
         """Whether the tree is a git work tree (there is a state to refresh)."""
         return self._repo is not None
 
-    def refresh(self) -> None:
-        """Take the repository's state as the next batch's "before" while the tree is idle.
+    def refresh(self) -> bool:
+        """Take the repository's state as the next batch's "before" while the tree is idle;
+        True when it was taken.
 
         A git command that writes no work-tree file (`git checkout -b`, `git commit`) closes no
         batch; without this, the next edit, made seconds later by someone else, would be taken
@@ -93,14 +94,15 @@ class BatchOrigins:
         moment before the files it resets).
         """
         if self._repo is None or self._last is None:
-            return
+            return False
         try:
             state = snapshot(self._repo)
             if state.locked or self._recent_ref_write():
-                return
+                return False
         except Exception:  # as in _snapshot: keep the old state rather than fail the loop
-            return
+            return False
         self._last = state
+        return True
 
     def _recent_ref_write(self) -> bool:
         assert self._repo is not None
