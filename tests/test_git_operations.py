@@ -49,7 +49,7 @@ class Heard:
 
 
 def _settled(settings: Settings, heard: Heard | None = None,
-             timeout: float = 120) -> list[FileChange]:  # fmt: skip
+             timeout: float = 300) -> list[FileChange]:  # fmt: skip
     """The records once the daemon has caught up (and has recorded what `heard` waits for)."""
     if heard is not None:
         assert heard.event.wait(timeout), f"{len(heard.changes)} changes heard"
