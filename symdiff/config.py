@@ -9,9 +9,9 @@ from pathlib import Path
 
 from symdiff.duration import parse_go_duration
 from symdiff.errors import InvalidArgs
+from symdiff.workspace.layout import STATE_DIR, StateDir
 
 MAX_FILE_SIZE = 4 * 1024 * 1024
-STATE_DIR = ".symdiff"
 # How long records are kept (docs/retention.md): 90 days, three times the diff query's 720h,
 # so a definition's history (symdiff log / restore) reaches past the last month.
 DEFAULT_KEEP = "2160h"
@@ -23,7 +23,7 @@ def _default_root(root: str | os.PathLike[str] | None) -> Path:
 
 def default_db_url(root: Path) -> str:
     """SQLite at `<root>/.symdiff/index.db`."""
-    return f"sqlite:///{root / STATE_DIR / 'index.db'}"
+    return f"sqlite:///{StateDir(root).index_db}"
 
 
 def workspace_root(path: Path) -> Path:

@@ -1,11 +1,24 @@
-"""The time codec: records store microseconds since the epoch and show RFC 3339 UTC text."""
+"""The time codec: records store microseconds since the epoch and show RFC 3339 UTC text; and
+the wall clock's seam.
+
+`Clock` has one meaning across the package: the current wall time as an aware UTC datetime.
+Intervals are measured on `time.monotonic` (passed as `monotonic`), never on a Clock.
+"""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    """The real Clock."""
+    return datetime.now(UTC)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from symdiff.config import Settings
 from symdiff.errors import LockedError
 from symdiff.record.daemon import Daemon
 from symdiff.store import Store
-from symdiff.workspace.lock import running
+from symdiff.workspace.lock import running, workspace_lock
 from symdiff.workspace.status import status
 from symdiff.workspace.sync import sync
 
@@ -183,10 +184,10 @@ def _burst(base: Path, dirs: int, per_dir: int) -> set[str]:
 
 def test_a_5000_file_burst_loses_nothing(root: Path) -> None:
     s = make_settings(root)
-    with daemon_thread(s):
+    with daemon_thread(s) as d:
         made = _burst(root / "burst", 50, 100)
         want = Counter({("add", f"burst/{rel}", None): 1 for rel in made})
-        wait_for(lambda: sum(records(s).values()) >= 5000)
+        assert d.wait_until(lambda st: st.changes >= 5000, 60)
         assert settled(s) == want
 
 
@@ -216,8 +217,7 @@ def test_a_real_queue_overflow_triggers_a_full_rescan(root: Path) -> None:
         with inotify._lock:
             made = _fill(root / "flood", dirs, per_dir)
         want = Counter({("add", f"flood/{rel}", None): 1 for rel in made})
-        wait_for(lambda: d.watcher is not None and d.watcher.alarm.count > 0)
-        wait_for(lambda: sum(records(s).values()) >= len(made), timeout=40)
+        assert d.wait_until(lambda st: st.overflows > 0 and st.changes >= len(made), 60)
         assert settled(s) == want
         assert d.stats.full_rescans >= 2  # the start and the overflow
 
@@ -237,7 +237,8 @@ def test_edits_while_down_are_recorded_at_the_next_start(root: Path) -> None:
 def test_one_daemon_per_workspace_and_status(root: Path) -> None:
     s = make_settings(root)
     assert running(root) is None
-    with daemon_thread(s):
+    then = datetime(2030, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
+    with daemon_thread(s, clock=lambda: then):
         holder = running(root)
         assert holder is not None and holder["pid"] == os.getpid()
         with pytest.raises(LockedError, match=f"pid {os.getpid()}"):
@@ -249,6 +250,7 @@ def test_one_daemon_per_workspace_and_status(root: Path) -> None:
         assert info["started_at"] == holder["started_at"]
         state = json.loads((root / ".symdiff" / "daemon.json").read_text())
         assert state["changes_recorded"] == 1 and state["running"] is True
+        assert state["last_reconcile"] == "2030-01-02T03:04:05.678901Z"  # the daemon's clock
         out = CliRunner().invoke(cli, ["status", str(root), "--db", s.db_url],
                                  env={"SYMDIFF_HOST": "testhost"})
         assert out.exit_code == 0 and f"pid {os.getpid()}" in out.output
@@ -341,6 +343,29 @@ def test_sync_times_out_when_the_daemon_cannot_keep_up(root: Path) -> None:
             assert sync(root, timeout=0.2) is False
             assert time.monotonic() - started < 1
         assert list((root / ".symdiff" / "cookies").iterdir()) == []
+
+
+def test_sync_gives_up_at_its_deadline_and_takes_its_cookie_back(root: Path) -> None:
+    """sync's time seams: its timeout runs on a fake timer, so nothing is waited out. A lock
+    held here stands for a daemon that never answers, then for one that answers at once."""
+    now = [0.0]
+    cookies = root / ".symdiff" / "cookies"
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    def answered(seconds: float) -> None:
+        sleep(seconds)
+        for cookie in cookies.iterdir():
+            cookie.unlink()  # the daemon's ack
+
+    with workspace_lock(root, "testhost"):
+        cookies.mkdir()
+        assert sync(root, timeout=30, monotonic=lambda: now[0], sleep=sleep) is False
+        assert now[0] >= 30 and list(cookies.iterdir()) == []  # gave up, took its cookie back
+        now[0] = 0.0
+        assert sync(root / "pkg", timeout=30, monotonic=lambda: now[0], sleep=answered) is True
+        assert now[0] < 0.1 and list(cookies.iterdir()) == []
 
 
 # -- as a real process: signals and kill -9 ---------------------------------------------------
@@ -441,14 +466,14 @@ def test_a_path_that_keeps_failing_does_not_hold_back_the_others(
         return real(store, settings, **kw)
 
     s = make_settings(root)
-    with daemon_thread(s):
+    with daemon_thread(s) as d:
         assert settled(s) == Counter()
         monkeypatch.setattr(daemon_module, "reconcile", buggy)
         (root / "poison.py").write_text("x = 1\n")
         (root / "fine.py").write_text("y = 1\n")
         (root / "main.py").write_text("def main():\n    return 2\n")
-        wait_for(lambda: records(s) == Counter({("add", "fine.py", None): 1,
-                                               ("modify", "main.py", None): 1}))
+        assert d.wait_until(lambda st: st.changes >= 2, 30)
+        assert records(s) == Counter({("add", "fine.py", None): 1, ("modify", "main.py", None): 1})
         monkeypatch.setattr(daemon_module, "reconcile", real)
         (root / "poison.py").write_text("x = 2\n")  # once the bug is gone, it is recorded
         assert settled(s)[("add", "poison.py", None)] == 1
@@ -536,11 +561,11 @@ def test_a_reconcile_that_keeps_failing_shows_in_status(root: Path, pg_url: str)
         data: dict[str, Any] = json.loads(state_file.read_text())
         return data
 
-    with daemon_thread(s):
+    with daemon_thread(s) as d:
         assert settled(s) == Counter()
         with _postgres_refusing(pg_url):
             (root / "main.py").write_text("def main():\n    return 2\n")
-            wait_for(lambda: state()["attempts"] >= 2)
+            assert d.wait_until(lambda st: st.attempts >= 2, 20)
             now = state()
             assert now["failing"] is True and now["failing_since"]
             assert now["last_error"].startswith("store_error: ")
@@ -552,7 +577,7 @@ def test_a_reconcile_that_keeps_failing_shows_in_status(root: Path, pg_url: str)
             info = json.loads(out.stdout)
             assert info["failing"] is True and info["attempts"] >= 2
             assert info["error"].startswith("store_error: ")
-        wait_for(lambda: state()["failing"] is False, timeout=60)  # backoff is up to 30 s
+        assert d.wait_until(lambda st: st.failing_since is None, 60)  # backoff is up to 30 s
         assert state()["attempts"] == 0 and state()["last_error"] is None
         assert settled(s) == Counter({("modify", "main.py", None): 1})
         out = CliRunner().invoke(cli, ["status", str(root), "--db", pg_url], env=env)
@@ -563,12 +588,12 @@ def test_a_reconcile_that_keeps_failing_shows_in_status(root: Path, pg_url: str)
 def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A bug that one file triggers (injected where the indexer builds its record) in a full
+    """A bug that one file triggers (injected where the indexer builds a file's change) in a full
     pass costs that file: the pass is split by directory, the rest is recorded, and status
     names the file until a later pass records it."""
     import symdiff.record.indexer as indexer_module
 
-    real = indexer_module._record
+    real = indexer_module._file_change
 
     def buggy(p: Any, kind: Any, path: str, **kw: Any) -> Any:
         if "poison" in path:
@@ -579,7 +604,7 @@ def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
     s = make_settings(root)
     with daemon_thread(s) as d:
         assert settled(s) == Counter()
-        monkeypatch.setattr(indexer_module, "_record", buggy)
+        monkeypatch.setattr(indexer_module, "_file_change", buggy)
         assert d.watcher is not None
         with d.watcher.observer._inotify_fd._lock:  # type: ignore[attr-defined]
             # Held back from the watcher, so that the full pass below meets them all at once.
@@ -587,20 +612,22 @@ def test_a_full_pass_that_keeps_failing_is_split_not_retried_for_ever(
             (root / "pkg" / "deep" / "fine.py").write_text("y = 1\n")
             (root / "main.py").write_text("def main():\n    return 2\n")
             d.dirty.overflow()
-            wait_for(lambda: records(s) == Counter({("add", "pkg/deep/fine.py", None): 1,
-                                                   ("modify", "main.py", None): 1}))
+            assert d.wait_until(lambda st: st.unrecorded == ["pkg/deep/poison.py"], 30)
+            assert records(s) == Counter({("add", "pkg/deep/fine.py", None): 1,
+                                          ("modify", "main.py", None): 1})
 
         def state() -> dict[str, Any]:
             data: dict[str, Any] = json.loads((root / ".symdiff" / "daemon.json").read_text())
             return data
 
         # Once the split pass is written down (the events released above may fail a while).
-        wait_for(lambda: state()["unrecorded"] == ["pkg/deep/poison.py"] and
-                 state()["failing"] is False)
+        assert d.wait_until(lambda st: st.unrecorded == ["pkg/deep/poison.py"] and
+                            st.failing_since is None, 30)
+        assert state()["unrecorded"] == ["pkg/deep/poison.py"] and state()["failing"] is False
         out = CliRunner().invoke(cli, ["status", str(root), "--db", s.db_url],
                                  env={"SYMDIFF_HOST": "testhost"})
         assert "changes at pkg/deep/poison.py could not be recorded" in out.output
-        monkeypatch.setattr(indexer_module, "_record", real)
+        monkeypatch.setattr(indexer_module, "_file_change", real)
         (root / "pkg" / "deep" / "poison.py").write_text("x = 2\n")
         assert settled(s)[("add", "pkg/deep/poison.py", None)] == 1
         assert d.stats.unrecorded == []

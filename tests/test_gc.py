@@ -540,18 +540,18 @@ def test_the_collector_runs_at_start_when_overdue_then_every_period(sqlite_url: 
     s = settings_for(sqlite_url, tmp_path)
     with Store(sqlite_url) as store:
         fill(store, files=2, versions=40)
-    clock = [(T0 + timedelta(days=5)).timestamp()]  # the oldest record is not overdue yet
+    clock = [T0 + timedelta(days=5)]  # the oldest record is not overdue yet
     collector = Collector(s, clock=lambda: clock[0], period_s=0.2)
     collector.start()
     time.sleep(0.1)
     assert collector.runs == []
-    clock[0] = NOW.timestamp()
+    clock[0] = NOW
     deadline = time.monotonic() + 10
     while not collector.runs and time.monotonic() < deadline:
         time.sleep(0.02)
     collector.stop(10)
     assert collector.runs and collector.runs[0].records > 0
-    overdue_one = Collector(s, clock=lambda: (NOW + timedelta(days=30)).timestamp(),
+    overdue_one = Collector(s, clock=lambda: NOW + timedelta(days=30),
                             period_s=3600)  # fmt: skip
     overdue_one.start()
     deadline = time.monotonic() + 10

@@ -5,8 +5,8 @@ recorded once, nothing lost, nothing recorded from `.git/`."""
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from itertools import pairwise
 from pathlib import Path
 
@@ -33,15 +33,28 @@ def _changes(settings: Settings) -> list[FileChange]:
         return sorted(stored(store), key=lambda c: c.id or 0)  # type: ignore[attr-defined]
 
 
-def _settled(settings: Settings, done: object, timeout: float = 120) -> list[FileChange]:
-    """The records once `done(records)` holds (the daemon confirms it has caught up first)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        assert sync(settings.root, timeout=30)
-        changes = _changes(settings)
-        if done(changes) or time.monotonic() > deadline:  # type: ignore[operator]
-            return changes
-        time.sleep(0.2)
+class Heard:
+    """The daemon's `on_changes` seam as an event: set once `done(every change recorded so
+    far)` holds, so that a test waits for what it expects rather than polling the database."""
+
+    def __init__(self, done: Callable[[list[FileChange]], bool]) -> None:
+        self.done = done
+        self.changes: list[FileChange] = []
+        self.event = threading.Event()
+
+    def __call__(self, changes: Sequence[FileChange]) -> None:
+        self.changes.extend(changes)
+        if self.done(self.changes):
+            self.event.set()
+
+
+def _settled(settings: Settings, heard: Heard | None = None,
+             timeout: float = 300) -> list[FileChange]:  # fmt: skip
+    """The records once the daemon has caught up (and has recorded what `heard` waits for)."""
+    if heard is not None:
+        assert heard.event.wait(timeout), f"{len(heard.changes)} changes heard"
+    assert sync(settings.root, timeout=30)
+    return _changes(settings)
 
 
 @pytest.fixture
@@ -66,9 +79,10 @@ def test_a_checkout_that_rewrites_20000_files(repo: Path) -> None:
     git(repo, "commit", "-qam", "rewrite every file")
     git(repo, "checkout", "-q", "main")
     settings = _settings(repo)
-    with daemon_thread(settings):
+    heard = Heard(lambda cs: len(cs) >= FILES)
+    with daemon_thread(settings, on_changes=heard):
         git(repo, "checkout", "-q", "rewrite")
-        changes = _settled(settings, lambda cs: len(cs) >= FILES)
+        changes = _settled(settings, heard)
     assert len(changes) == FILES  # each file once
     assert {c.path for c in changes} == {f"d{d}/f{i}.txt" for d in range(FILES // 500)
                                          for i in range(500)}  # fmt: skip
@@ -98,11 +112,12 @@ def test_a_rebase_that_rewrites_one_file_twenty_times(repo: Path) -> None:
     git(repo, "checkout", "-q", "topic")
     settings = _settings(repo)
     final = (repo / "f.py").read_bytes()
-    with daemon_thread(settings):
+    want = blob_id(b"x = 2\n")  # other.py as main left it, which the rebase brings
+    heard = Heard(lambda cs: any(c.path == "other.py" and c.new_hash == want for c in cs))
+    with daemon_thread(settings, on_changes=heard):
         git(repo, "rebase", "-q", "main")
-        want = blob_id((repo / "other.py").read_bytes())
-        changes = _settled(settings, lambda cs: any(c.path == "other.py" and c.new_hash == want
-                                                    for c in cs))  # fmt: skip
+        assert blob_id((repo / "other.py").read_bytes()) == want
+        changes = _settled(settings, heard)
         assert (repo / "f.py").read_bytes() == final
     by_path: dict[str, list[FileChange]] = {}
     for c in changes:
@@ -127,12 +142,13 @@ def test_git_gc_records_nothing_and_the_watcher_goes_on(repo: Path) -> None:
         git(repo, "add", "-A")
         git(repo, "commit", "-qm", f"m{i}")
     settings = _settings(repo)
-    with daemon_thread(settings):
+    heard = Heard(lambda cs: len(cs) >= 1)
+    with daemon_thread(settings, on_changes=heard):
         git(repo, "gc", "-q", "--aggressive", "--prune=now")
         git(repo, "repack", "-adq")
-        assert _settled(settings, lambda cs: True) == []
+        assert _settled(settings) == []  # every event of the gc handled: nothing recorded
         (repo / "m7.py").write_text("def m7():\n    return 70\n")
-        changes = _settled(settings, lambda cs: len(cs) >= 1)
+        changes = _settled(settings, heard)
     assert [(c.path, c.origin.value) for c in changes] == [("m7.py", "watch")]
 
 

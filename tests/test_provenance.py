@@ -5,8 +5,8 @@ has the right origin; none is recorded twice; none is missed."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,10 @@ from mcp_servers import HOST, call, run_stdio, text_of
 from test_daemon import daemon_thread
 
 from symdiff.config import Settings
+from symdiff.record.origins import QUIET_S
 from symdiff.records import of_change
 from symdiff.store import Store
+from symdiff.timestamps import utcnow
 from symdiff.workspace.sync import sync
 
 
@@ -41,6 +43,16 @@ class History:
         fresh = [dict(of_change(c)) for c in changes[self.seen:]]  # type: ignore[arg-type]
         self.seen = len(changes)
         return fresh
+
+
+class AheadClock:
+    """The daemon's wall clock, which a test may set ahead (a Clock: `symdiff.timestamps`)."""
+
+    def __init__(self) -> None:
+        self.ahead = timedelta(0)
+
+    def __call__(self) -> datetime:
+        return utcnow() + self.ahead
 
 
 def summary(records: list[dict[str, Any]]) -> list[tuple[str, str, str | None]]:
@@ -70,7 +82,8 @@ def test_every_record_says_who_made_it(repo: Path) -> None:
     settings = _settings(repo)
     history = History(settings)
     head = git(repo, "rev-parse", "HEAD").strip()
-    with daemon_thread(settings):
+    clock = AheadClock()
+    with daemon_thread(settings, clock=clock) as d:
         assert history.new() == []  # the baseline records nothing
 
         # A person saves a file: `watch`, with the branch and HEAD it was made on.
@@ -96,7 +109,12 @@ def test_every_record_says_who_made_it(repo: Path) -> None:
         git(repo, "commit", "-qam", "work")  # a commit writes no file: no record
         assert history.new() == []
         git(repo, "checkout", "-qb", "side")  # nor does a new branch: it claims no later edit
-        time.sleep(2.0)
+        # Rather than wait out the quiet window after git's ref write, the daemon's clock steps
+        # over it until an idle refresh has taken the new branch as the next batch's "before".
+        clock.ahead = timedelta(seconds=QUIET_S)
+        taken = d.stats.git_refreshes
+        assert d.wait_until(lambda st: st.git_refreshes > taken, 10)
+        clock.ahead = timedelta(0)
         (repo / "app.py").write_text("def main():\n    return 3\n")
         [after_branch] = history.new()
         assert (after_branch["origin"], after_branch["git"]["branch"]) == ("watch", "side")

@@ -1,4 +1,5 @@
-"""`.symdiff/` never shows in the user's `git status`: its creator writes its `.gitignore`."""
+"""`.symdiff/`: its names in one place, the daemon's status file read tolerantly, and the folder
+never shown in the user's `git status` (its creator writes its `.gitignore`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from pathlib import Path
 
 from conftest import git
 
-from symdiff.workspace.layout import GITIGNORE, ensure_state_dir
+from symdiff.config import default_db_url
+from symdiff.workspace.layout import (
+    GITIGNORE,
+    DaemonStatus,
+    StateDir,
+    ensure_state_dir,
+    read_status,
+    write_status,
+)
 from symdiff.workspace.lock import workspace_lock
 
 
@@ -56,3 +65,32 @@ def test_a_user_edited_gitignore_is_left_alone(tmp_path: Path) -> None:
     (state / ".gitignore").write_text("index.db\n")
     ensure_state_dir(state)
     assert (state / ".gitignore").read_text() == "index.db\n"
+
+
+def test_the_state_dir_names_every_file(tmp_path: Path) -> None:
+    state = StateDir(tmp_path)
+    assert state.path == tmp_path / ".symdiff"
+    assert [p.name for p in (state.index_db, state.lock, state.history_lock, state.status,
+                             state.cookies)] == ["index.db", "daemon.lock", "history.lock",
+                                                 "daemon.json", "cookies"]  # fmt: skip
+    assert default_db_url(tmp_path) == f"sqlite:///{tmp_path}/.symdiff/index.db"
+
+
+def test_the_status_file_round_trips_and_reads_tolerantly(tmp_path: Path) -> None:
+    """What the daemon writes, `symdiff status` reads back; a missing, partial or garbled file
+    reads as "the daemon did not say" (None), never as an error."""
+    assert read_status(tmp_path) == DaemonStatus()  # no folder, no file
+    ensure_state_dir(StateDir(tmp_path).path)
+    written = DaemonStatus(pid=7, host="h", running=True, batches=3, degraded=False,
+                           unrecorded=["a.py"], progress={"pass": "baseline", "done": 1,
+                                                          "total": 2})  # fmt: skip
+    write_status(tmp_path, written)
+    assert read_status(tmp_path) == written
+    assert sorted(p.name for p in StateDir(tmp_path).path.iterdir()) == [".gitignore",
+                                                                     "daemon.json"]  # no tmp
+    StateDir(tmp_path).status.write_text('{"pid": 7, "batches": "three", "degraded": 1}')
+    assert read_status(tmp_path) == DaemonStatus(pid=7)  # wrong types read as unsaid
+    StateDir(tmp_path).status.write_text('{"pid": 7, "runn')  # half written (an old daemon)
+    assert read_status(tmp_path) == DaemonStatus()
+    StateDir(tmp_path).status.write_text("[1, 2]")
+    assert read_status(tmp_path) == DaemonStatus()

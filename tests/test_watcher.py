@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import uuid
 from pathlib import Path
 
 from watchdog.events import (
@@ -33,7 +34,7 @@ from symdiff.workspace.sync import COOKIE_DIR
 
 
 class FakeClock:
-    """A monotonic clock the test moves by hand."""
+    """A monotonic timer the test moves by hand."""
 
     def __init__(self) -> None:
         self.now = 100.0
@@ -50,7 +51,7 @@ def test_collapse_drops_paths_under_a_dirty_directory() -> None:
 
 def test_hints_are_handed_out_only_after_the_settle_window() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=0.04, max_delay_s=1.0, clock=clock)
+    dirty = DirtySet(settle_s=0.04, max_delay_s=1.0, monotonic=clock)
     dirty.mark("a.py")
     assert not dirty.take(0)  # not settled yet: nothing
     clock.now += 0.03
@@ -65,7 +66,7 @@ def test_hints_are_handed_out_only_after_the_settle_window() -> None:
 
 def test_a_continuous_stream_is_flushed_after_max_delay() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=0.04, max_delay_s=0.2, clock=clock)
+    dirty = DirtySet(settle_s=0.04, max_delay_s=0.2, monotonic=clock)
     for _ in range(10):  # an event every 30 ms never lets the window settle
         dirty.mark("log.txt")
         clock.now += 0.03
@@ -74,7 +75,7 @@ def test_a_continuous_stream_is_flushed_after_max_delay() -> None:
 
 def test_a_cookie_needs_no_settling_and_moves_chain() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=10, clock=clock)
+    dirty = DirtySet(settle_s=10, monotonic=clock)
     dirty.move("a.py", "b.py")
     dirty.move("b.py", "c.py")
     dirty.move("x.py", "y.py")
@@ -88,7 +89,7 @@ def test_a_cookie_needs_no_settling_and_moves_chain() -> None:
 
 def test_too_many_paths_or_an_overflow_become_a_full_rescan() -> None:
     clock = FakeClock()
-    dirty = DirtySet(settle_s=0, max_paths=3, clock=clock)
+    dirty = DirtySet(settle_s=0, max_paths=3, monotonic=clock)
     dirty.mark("a", "b", "c", "d")
     batch = dirty.take(0)
     assert batch.full and not batch.paths
@@ -99,7 +100,7 @@ def test_too_many_paths_or_an_overflow_become_a_full_rescan() -> None:
 
 
 def test_restore_puts_a_failed_batch_back() -> None:
-    dirty = DirtySet(settle_s=0, clock=FakeClock())
+    dirty = DirtySet(settle_s=0, monotonic=FakeClock())
     dirty.restore(Batch(frozenset({"a.py"}), {"a.py": "z.py"}, frozenset({"k"})))
     batch = dirty.take(0)
     assert batch.paths == {"a.py"} and batch.moves == {"a.py": "z.py"} and batch.cookies == {"k"}
@@ -115,7 +116,7 @@ def test_wake_interrupts_a_waiting_take() -> None:
 
 def test_handler_marks_paths_filters_internals_and_sees_cookies(tmp_path: Path) -> None:
     root = str(tmp_path)
-    dirty = DirtySet(settle_s=0, clock=FakeClock())
+    dirty = DirtySet(settle_s=0, monotonic=FakeClock())
     h = _Handler(root, dirty)
     h.dispatch(FileModifiedEvent(f"{root}/src/a.py"))
     h.dispatch(FileModifiedEvent(f"{root}/.git/index"))
@@ -156,12 +157,15 @@ def test_overflow_log_record_triggers_a_full_rescan(tmp_path: Path) -> None:
     assert w.alarm.count == 1  # detached
 
 
-def _take_until(dirty: DirtySet, want: set[str], timeout: float = 5) -> set[str]:
-    seen: set[str] = set()
-    deadline = time.monotonic() + timeout
-    while not want <= seen and time.monotonic() < deadline:
-        seen |= dirty.take(0.2).paths
-    return seen
+def _barrier(root: Path, dirty: DirtySet) -> Batch:
+    """Everything the watcher heard before now: a cookie written now arrives after every
+    earlier event (one inotify queue, handled in order), so once it is seen they all were."""
+    name = uuid.uuid4().hex
+    (root / COOKIE_DIR / name).touch()
+    assert dirty.wait_cookie(name, 10)
+    batch = dirty.take(0, settle=False)
+    assert name in batch.cookies
+    return batch
 
 
 def test_real_observer_marks_writes_and_ignores_reads(tmp_path: Path) -> None:
@@ -174,15 +178,16 @@ def test_real_observer_marks_writes_and_ignores_reads(tmp_path: Path) -> None:
         (tmp_path / "src" / "a.py").write_text("x = 2\n")
         os.makedirs(tmp_path / "n" / "m")
         (tmp_path / "n" / "m" / "b.py").write_text("y = 1\n")
-        assert {"src/a.py", "n"} <= _take_until(dirty, {"src/a.py", "n"})
-        assert not dirty.take(0.2)
-        seen: list[object] = []
+        assert {"src/a.py", "n"} <= _barrier(tmp_path, dirty).paths
+        seen: list[str] = []
         handle = w.handler.on_any_event
-        w.handler.on_any_event = lambda e: (seen.append(e), handle(e))  # type: ignore[method-assign]
+        w.handler.on_any_event = lambda e: (seen.append(os.fsdecode(e.src_path)),  # type: ignore[method-assign]
+                                            handle(e))
         for _ in range(50):  # reads (the reconciler's own) must not even reach the handler
             (tmp_path / "src" / "a.py").read_bytes()
-        assert not dirty.take(0.3)
-        assert seen == []
+        after = _barrier(tmp_path, dirty)  # the watcher has handled every read's events
+        assert not after.paths and not after.full
+        assert seen and all(f"/{COOKIE_DIR}/" in path for path in seen)  # the cookie's only
     finally:
         w.stop()
 
@@ -224,8 +229,7 @@ def test_real_observer_hands_over_a_file_replaced_by_a_directory(tmp_path: Path)
         with open(os.fsencode(tmp_path) + b"/bad\xff.py", "wb") as f:
             f.write(b"x")
         bad = os.fsdecode(b"bad\xff.py")
-        seen = _take_until(dirty, {"f", bad})
-        assert {"f", bad} <= seen
+        assert {"f", bad} <= _barrier(tmp_path, dirty).paths
     finally:
         w.stop()
 
@@ -246,6 +250,9 @@ def test_only_a_cookies_arrival_asks_for_a_batch(tmp_path: Path) -> None:
         os.close(fd)  # ...before it was closed
         cookie.unlink()  # the ack
         (tmp_path / "a.py").write_text("x = 1\n")  # a save...
-        assert not dirty.take(1)  # ...waits for its settle window
+        assert dirty.wait_marked("a.py", 10)  # (heard after the cookie's close and delete)
+        assert not dirty.take(0)  # ...waits for its settle window
+        batch = dirty.take(0, settle=False)
+        assert batch.paths == {"a.py"} and not batch.cookies
     finally:
         w.stop()

@@ -167,15 +167,15 @@ def attribute(
     for i, j in pairs.items():
         kind = _pair_change(old, new, i, j, kept)
         if kind is not None:
-            changes.append(_record(new.symbols[j], kind))
+            changes.append(_symbol_change(new.symbols[j], kind))
     for j, sym in enumerate(new.symbols):
         if j not in matched_new:
             source = renames.get(("new", j))
-            changes.append(_record(sym, SymbolChangeType.ADDED, renamed_from=source))
+            changes.append(_symbol_change(sym, SymbolChangeType.ADDED, renamed_from=source))
     for i, sym in enumerate(old.symbols):
         if i not in matched_old:
             target = renames.get(("old", i))
-            changes.append(_record(sym, SymbolChangeType.REMOVED, renamed_to=target))
+            changes.append(_symbol_change(sym, SymbolChangeType.REMOVED, renamed_to=target))
     changes.sort(key=_order)
     return changes
 
@@ -186,7 +186,7 @@ def _order(change: SymbolChange) -> tuple[int, int, int, str]:
     return (change.start_line, -change.end_line, removed_first, change.name)
 
 
-def _record(
+def _symbol_change(
     sym: Symbol,
     change_type: SymbolChangeType,
     *,

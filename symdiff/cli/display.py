@@ -246,9 +246,9 @@ def patch_text(text: str) -> Text:
 
 def _start_pass(root: Path) -> str | None:
     """Why a daemon does not answer yet, when it is still making its start pass."""
-    from symdiff.workspace.status import daemon_report
+    from symdiff.workspace.layout import read_status
 
-    progress = daemon_report(root).get("progress")
+    progress = read_status(root).progress
     if not isinstance(progress, dict):
         return None
     what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"

@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from symdiff.config import MAX_FILE_SIZE, STATE_DIR
+from symdiff.config import MAX_FILE_SIZE
 from symdiff.edits.match import line_of, lines_list, near_match, occurrences
 from symdiff.edits.parse import Block, FileEdit
 from symdiff.errors import EditError, FsDenied, InvalidArgs
 from symdiff.workspace import gate as fsgate
 from symdiff.workspace.gate import Beneath
+from symdiff.workspace.layout import STATE_DIR
 
 BOM = "\ufeff"
 

@@ -26,7 +26,7 @@ from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
 from symdiff.errors import InvalidArgs
 from symdiff.git.state import Repo, open_repo
-from symdiff.git.treediff import file_deltas
+from symdiff.git.treediff import tree_changes
 from symdiff.model import FileChange, Origin
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
@@ -132,7 +132,7 @@ def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit, settings: 
            "head": str(commit.id)}  # fmt: skip
     when = _committed(commit)
     read = partial(_raw, handle)
-    for d in file_deltas(diff, read_old=read, read_new=read):
+    for d in tree_changes(diff, read_old=read, read_new=read):
         if not d.path.startswith(prefix) or (d.old_path is not None
                                              and not d.old_path.startswith(prefix)):  # fmt: skip
             continue

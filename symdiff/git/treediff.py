@@ -1,7 +1,7 @@
 """A pygit2 diff (without `find_similar`) → file changes, renames paired as git pairs them.
 
 Shared by `against` (a tree against the work tree) and the history import (a commit against its
-first parent): each gives the deltas and how to read either side's bytes.
+first parent): each gives the pygit2 diff and how to read either side's bytes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ Read = Callable[[pygit2.DiffFile], bytes | None]
 
 
 @dataclass(frozen=True, slots=True)
-class Delta:
+class TreeChange:
     """One file's change: its kind, paths, and bytes before and after (None: absent)."""
 
     kind: ChangeType
@@ -32,32 +32,32 @@ class Delta:
     new: bytes | None
 
 
-def file_deltas(diff: pygit2.Diff, *, read_old: Read, read_new: Read) -> Iterator[Delta]:
+def tree_changes(diff: pygit2.Diff, *, read_old: Read, read_new: Read) -> Iterator[TreeChange]:
     """The diff's file changes; added and deleted files paired into renames git's way."""
     deleted: dict[str, Side] = {}
     added: dict[str, Side] = {}
-    others: list[Delta] = []
-    for delta in diff.deltas:
-        kind = _KINDS.get(delta.status_char())
-        if kind is None or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
+    others: list[TreeChange] = []
+    for entry in diff.deltas:  # pygit2's name for a diff's per-file entries
+        kind = _KINDS.get(entry.status_char())
+        if kind is None or _GITLINK in (entry.old_file.mode, entry.new_file.mode):
             continue  # unmodified, ignored, or a submodule (no lines, no symbols)
-        old_file, new_file = delta.old_file, delta.new_file
+        old_file, new_file = entry.old_file, entry.new_file
         if kind is ChangeType.DELETE:
             deleted[old_file.path] = Side(str(old_file.id), old_file.mode, read_old(old_file))
         elif kind is ChangeType.ADD:
             added[new_file.path] = Side(str(new_file.id), new_file.mode, read_new(new_file))
         else:
-            others.append(Delta(kind, new_file.path, None, read_old(old_file),
-                                read_new(new_file)))  # fmt: skip
+            others.append(TreeChange(kind, new_file.path, None, read_old(old_file),
+                                     read_new(new_file)))  # fmt: skip
     renames = find_renames(deleted, added)
     gone = set(renames.values())
     yield from others
     for path, side in added.items():
         if path in renames:
             source = renames[path]
-            yield Delta(ChangeType.RENAME, path, source, deleted[source].data, side.data)
+            yield TreeChange(ChangeType.RENAME, path, source, deleted[source].data, side.data)
         else:
-            yield Delta(ChangeType.ADD, path, None, None, side.data)
+            yield TreeChange(ChangeType.ADD, path, None, None, side.data)
     for path, side in deleted.items():
         if path not in gone:
-            yield Delta(ChangeType.DELETE, path, None, side.data, None)
+            yield TreeChange(ChangeType.DELETE, path, None, side.data, None)

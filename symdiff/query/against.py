@@ -30,7 +30,7 @@ from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
 from symdiff.errors import InvalidArgs
 from symdiff.git.state import Repo, git_info, open_repo, snapshot
-from symdiff.git.treediff import Delta, file_deltas
+from symdiff.git.treediff import TreeChange, tree_changes
 from symdiff.model import ChangeType, FileChange, Origin, Scope
 from symdiff.parse.testpaths import classify
 from symdiff.query.args import DiffQuery, Window, parse
@@ -138,7 +138,7 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     origin_info = {"against": base.ref, "commit": base.commit}
     git = git_info(snapshot(repo))
     differ = []
-    for d in _deltas(handle, repo.workdir, base.commit):
+    for d in _tree_changes(handle, repo.workdir, base.commit):
         kind = d.kind
         if d.new is None and kind is not ChangeType.DELETE:
             if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
@@ -164,7 +164,7 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     return out, len(differ) > window.limit
 
 
-def _deltas(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[Delta]:
+def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[TreeChange]:
     """The file changes from the commit's tree to the work tree, renames paired git's way."""
     tree = handle[commit].peel(pygit2.Tree)
     # The work tree as `git add -A` would stage it, in this handle's own index, in memory only:
@@ -178,13 +178,13 @@ def _deltas(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[D
     index = handle.index
     read: dict[str, bytes | None] = {}
     try:
-        for delta in index.diff_to_workdir(flags=_WORKDIR_FLAGS).deltas:
-            path = delta.new_file.path
-            if path.endswith("/") or _GITLINK in (delta.old_file.mode, delta.new_file.mode):
+        for entry in index.diff_to_workdir(flags=_WORKDIR_FLAGS).deltas:
+            path = entry.new_file.path
+            if path.endswith("/") or _GITLINK in (entry.old_file.mode, entry.new_file.mode):
                 continue  # a nested repository or a submodule: git add -A leaves them too
-            data = None if delta.status == DeltaStatus.DELETED else _read(workdir / path)
+            data = None if entry.status == DeltaStatus.DELETED else _read(workdir / path)
             read[path] = data
-            _stage(index, path, data, delta.new_file.mode)
+            _stage(index, path, data, entry.new_file.mode)
         diff = tree.diff_to_index(index, flags=_TREE_FLAGS)
     except (pygit2.GitError, KeyError, OSError) as exc:
         raise InvalidArgs(f"cannot compare the work tree with {commit[:12]}: {_reason(exc)}"
@@ -193,7 +193,7 @@ def _deltas(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[D
     def read_new(file: pygit2.DiffFile) -> bytes | None:
         return read[file.path] if file.path in read else _read(workdir / file.path)
 
-    return file_deltas(diff, read_old=partial(_blob, handle), read_new=read_new)
+    return tree_changes(diff, read_old=partial(_blob, handle), read_new=read_new)
 
 
 def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int) -> None:

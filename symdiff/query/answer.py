@@ -29,8 +29,8 @@ from symdiff.store import ChangeFilter, Page, Position, Store, StoredChange, Wor
 from symdiff.store.changes import START
 from symdiff.store.kept import reader, writer
 from symdiff.timestamps import format_us, to_us
+from symdiff.workspace.layout import read_status
 from symdiff.workspace.lock import running
-from symdiff.workspace.status import daemon_report
 from symdiff.workspace.sync import sync
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def _recorded_until(store: Store, ids: list[int] | None, root: Path) -> str | No
     """The newest record's time or the daemon's last reconcile, whichever is later."""
     newest = store.newest_us(ids)
     times = [format_us(newest)] if newest is not None else []
-    last = daemon_report(root).get("last_reconcile")
+    last = read_status(root).last_reconcile
     if isinstance(last, str):
         times.append(last)
     return max(times, default=None)

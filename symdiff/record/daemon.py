@@ -13,7 +13,6 @@ they share the batch and the stats.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -25,7 +24,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
-from symdiff.config import STATE_DIR, Settings
+from symdiff.config import Settings
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin, Provenance
 from symdiff.record.heap import settle_heap
@@ -35,9 +34,9 @@ from symdiff.record.retention import Collector
 from symdiff.record.walk import IgnoreRules
 from symdiff.record.watcher import Batch, DirtySet, Watcher, collapse, tracked_dirs
 from symdiff.store import Store
+from symdiff.timestamps import Clock, format_us, to_us, utcnow
+from symdiff.workspace.layout import DaemonStatus, StateDir, write_status
 from symdiff.workspace.lock import now_text, workspace_lock
-from symdiff.workspace.status import STATUS_FILE
-from symdiff.workspace.sync import COOKIE_DIR
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +75,8 @@ class Stats:
     unrecorded: list[str] = field(default_factory=list)
     # While the start pass runs: {"pass": "baseline" | "reconcile", "done", "total"}.
     progress: dict[str, object] | None = None
+    # Idle refreshes that took the git state as the next batch's "before" (origins.py).
+    git_refreshes: int = 0
 
 
 class Daemon:
@@ -83,13 +84,15 @@ class Daemon:
 
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
                  max_delay_s: float = 1.0, on_changes: OnChanges | None = None,
-                 history: bool = False, retention: bool = True) -> None:
+                 history: bool = False, retention: bool = True, clock: Clock = utcnow) -> None:
         """`on_changes` is called with the changes of every recorded batch (the foreground
         watcher prints them); an error in it stops the calls, never the recording. `history`:
         import the last 720h of git history in the background after the start pass.
         `retention`: collect records older than `settings.keep_us` daily, and at start when
-        overdue (retention.py)."""
+        overdue (retention.py). `clock`: the wall clock of the status file's times and of the
+        git quiet window (origins.py)."""
         self.settings = settings
+        self.clock = clock
         self.history = history
         self.retention = retention
         self.on_changes = on_changes
@@ -103,11 +106,26 @@ class Daemon:
         self._watcher: Watcher | None = None
         self._last_full = 0.0
         self._origins: BatchOrigins | None = None
+        self._state = StateDir(settings.root)
+        self._written = threading.Condition()  # notified at every status write: `wait_until`
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
         self._stop.set()
         self.dirty.wake()
+
+    def wait_until(self, done: Callable[[Stats], bool], timeout: float) -> bool:
+        """Wait until `done(self.stats)` holds, looked at after every status write (each
+        batch, failed attempt, progress step) and idle git refresh; False after `timeout`.
+
+        The seam tests wait on instead of sleeping or polling the database.
+        """
+        with self._written:
+            return self._written.wait_for(lambda: done(self.stats), timeout)
+
+    def _notify(self) -> None:
+        with self._written:
+            self._written.notify_all()
 
     @property
     def watcher(self) -> Watcher | None:
@@ -120,7 +138,8 @@ class Daemon:
         with workspace_lock(self.settings.root, self.settings.host) as info:
             self.stats.started_at = str(info["started_at"])
             store = self._store = Store(self.settings.db_url)
-            self._origins = BatchOrigins(self.settings.root)
+            self._origins = BatchOrigins(
+                self.settings.root, wall_ns=lambda: to_us(self.clock()) * 1000)
             collector: Collector | None = None
             try:
                 self._start_watching()
@@ -157,7 +176,7 @@ class Daemon:
         assert self._store is not None
         ws = self._store.find_workspace(str(self.settings.root), self.settings.host)
         kind = "reconcile" if ws is not None and ws.baseline_done else "baseline"
-        full = Batch(frozenset(), cookies=_cookies(self.settings), full=True)
+        full = Batch(frozenset(), cookies=_cookies(self._state), full=True)
         written = time.monotonic()  # a pass that ends within PROGRESS_EVERY_S writes none
 
         def note(done: int, total: int) -> None:
@@ -214,8 +233,9 @@ class Daemon:
                 self._reconcile(batch)
                 if batch.full or batch.paths:
                     self._check_watches(batch)
-            elif self._origins is not None and self.dirty.idle():
-                self._origins.refresh()  # a ref-only git command must not claim the next edit
+            elif self._origins is not None and self.dirty.idle() and self._origins.refresh():
+                self.stats.git_refreshes += 1  # a ref-only git command claims no later edit
+                self._notify()
             elapsed = time.monotonic() - last_log
             if elapsed >= LOG_EVERY_S:
                 rate = (self.stats.events - last_events) / elapsed
@@ -243,7 +263,7 @@ class Daemon:
         if self._watcher is not None:
             name = f"flush-{uuid.uuid4().hex}"
             with contextlib.suppress(OSError):
-                (self.settings.root / COOKIE_DIR / name).touch()
+                (self._state.cookies / name).touch()
                 if not self.dirty.wait_cookie(name, FLUSH_WAIT_S):
                     log.warning("events still in flight at shutdown; the next start records them")
         batch = self.dirty.take(0, settle=False)
@@ -383,7 +403,7 @@ class Daemon:
     def _failed(self, error: str) -> None:
         """Note a failed attempt where `symdiff status` shows it."""
         s = self.stats
-        s.failing_since = s.failing_since or now_text()
+        s.failing_since = s.failing_since or self._now_text()
         s.attempts += 1
         s.last_error = error
         self._write_status(running=True)
@@ -396,7 +416,7 @@ class Daemon:
         s.full_rescans += int(batch.full)
         if batch.full:
             self._last_full = time.monotonic()
-        s.last_reconcile = now_text()
+        s.last_reconcile = self._now_text()
         s.last_reconcile_ms = round(report.seconds * 1000, 1)
         s.failing_since, s.attempts, s.last_error = None, 0, None
         if self._watcher is not None:
@@ -404,7 +424,7 @@ class Daemon:
         for name in batch.cookies:
             # The ack: every event seen before the cookie is now recorded.
             with contextlib.suppress(OSError):
-                (self.settings.root / COOKIE_DIR / name).unlink()
+                (self._state.cookies / name).unlink()
         if batch.full:
             level = logging.DEBUG if self.stats.degraded and not report.changes else logging.INFO
             log.log(level, "%s of %d files: %d changes in %.2fs",
@@ -455,30 +475,31 @@ class Daemon:
             len(missing), ", ".join(missing[:3]) or "?", self.poll_s)
         self.dirty.wake()
 
+    def _now_text(self) -> str:
+        return format_us(to_us(self.clock()))
+
     def _write_status(self, *, running: bool) -> None:
         s = self.stats
-        data = {"pid": os.getpid(), "host": self.settings.host, "root": str(self.settings.root),
-                "running": running, "started_at": s.started_at,
-                "last_reconcile": s.last_reconcile, "last_reconcile_ms": s.last_reconcile_ms,
-                "batches": s.batches, "events": s.events, "changes_recorded": s.changes,
-                "full_rescans": s.full_rescans, "overflows": s.overflows, "restarts": s.restarts,
-                "degraded": s.degraded, "unwatched": s.unwatched,
-                "failing": s.failing_since is not None, "failing_since": s.failing_since,
-                "attempts": s.attempts, "last_error": s.last_error,
-                "unrecorded": s.unrecorded[:20], "progress": s.progress}
-        path = self.settings.root / STATE_DIR / STATUS_FILE
-        tmp = path.with_name(f".{STATUS_FILE}.{os.getpid()}.tmp")
+        status = DaemonStatus(
+            pid=os.getpid(), host=self.settings.host, root=str(self.settings.root),
+            running=running, started_at=s.started_at, last_reconcile=s.last_reconcile,
+            last_reconcile_ms=s.last_reconcile_ms, batches=s.batches, events=s.events,
+            changes_recorded=s.changes, full_rescans=s.full_rescans, overflows=s.overflows,
+            restarts=s.restarts, degraded=s.degraded, unwatched=list(s.unwatched),
+            failing=s.failing_since is not None, failing_since=s.failing_since,
+            attempts=s.attempts, last_error=s.last_error, unrecorded=s.unrecorded[:20],
+            progress=None if s.progress is None else dict(s.progress))
         try:
-            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            os.replace(tmp, path)
+            write_status(self.settings.root, status)
         except OSError as exc:
-            log.warning("cannot write %s: %s", path, exc)
+            log.warning("cannot write %s: %s", self._state.status, exc)
+        self._notify()
 
 
-def _cookies(settings: Settings) -> frozenset[str]:
+def _cookies(state: StateDir) -> frozenset[str]:
     """The cookies waiting now (written before the watcher started, or left behind)."""
     try:
-        return frozenset(e.name for e in os.scandir(settings.root / COOKIE_DIR))
+        return frozenset(e.name for e in os.scandir(state.cookies))
     except OSError:
         return frozenset()
 

@@ -50,7 +50,7 @@ def _read_all(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def read_file(path: str | os.PathLike[str], *, max_size: int, attempts: int = 3) -> ReadResult:
+def read_regular(path: str | os.PathLike[str], *, max_size: int, attempts: int = 3) -> ReadResult:
     """Read and hash a regular file; raise OSError (vanished, denied) or NotRegular.
 
     A file that changes while it is read (size or mtime differs before and after) is read

@@ -14,23 +14,21 @@ import stat
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
 from symdiff.attribute.filechange import build_change
 from symdiff.config import Settings
 from symdiff.errors import ToolFailed
 from symdiff.model import ChangeType, FileChange, Origin, Provenance
-from symdiff.record.fileread import NotRegular, ReadResult, read_file
+from symdiff.record.fileread import NotRegular, ReadResult, read_regular
 from symdiff.record.walk import IgnoreRules, Walk, shown, undecodable_prefix, walk
 from symdiff.store import FileState, Mutation, Store, Workspace
 from symdiff.store.blobs import Blob, git_binary, hash_only, pack
 from symdiff.store.deltas import Snapshot, against
-from symdiff.timestamps import format_us
+from symdiff.timestamps import Clock, format_us, utcnow
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
 Progress = Callable[[int, int], None]
 
 # Git's "racy clean" rule: a file whose mtime is this close to when we last looked at it may
@@ -38,11 +36,6 @@ Progress = Callable[[int, int], None]
 RACY_NS = 2_000_000_000
 BATCH = 256
 MAX_NOTICES = 10_000  # past this many distinct warnings, forget them (and warn again)
-
-
-def utcnow() -> datetime:
-    """The default clock."""
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +110,7 @@ def _trusted(known: FileState, st: os.stat_result) -> bool:
 def _read(p: _Pass, rel: str) -> _Seen | None:
     """Read one file; None when it vanished, is unreadable, or is not a regular file."""
     try:
-        res = read_file(p.settings.root / rel, max_size=p.settings.max_file_size)
+        res = read_regular(p.settings.root / rel, max_size=p.settings.max_file_size)
     except (FileNotFoundError, NotADirectoryError, NotRegular):
         return None
     except OSError as exc:
@@ -164,7 +157,7 @@ def _new_text(seen: _Seen | None) -> bytes | None:
     return seen.result.content
 
 
-def _record(
+def _file_change(
     p: _Pass,
     kind: ChangeType,
     path: str,
@@ -174,7 +167,7 @@ def _record(
     new: _Seen | None,
     before: Snapshot | None,
 ) -> FileChange:
-    """Build one change record from the old snapshot (`before`) and the new read."""
+    """One path's FileChange, from its old snapshot (`before`) and the new read."""
     new_hash = new.result.digest if new is not None else None
     old = _old_text(before) if old_hash != new_hash else None
     new_text = _new_text(new) if old_hash != new_hash else None
@@ -377,8 +370,8 @@ def _examine(p: _Pass, rel: str) -> Mutation | None:
     if old.blob_hash == seen.result.digest:
         return Mutation(upserts=(_state(seen),))
     before = _before(p, old.blob_hash, seen)
-    change = _record(p, ChangeType.MODIFY, rel, old_path=None, old_hash=old.blob_hash, new=seen,
-                     before=before)  # fmt: skip
+    change = _file_change(p, ChangeType.MODIFY, rel, old_path=None, old_hash=old.blob_hash,
+                          new=seen, before=before)  # fmt: skip
     blob = _compact(seen, old.blob_hash, before)
     return Mutation(upserts=(_state(seen),), blobs=(blob,), change=change)
 
@@ -390,15 +383,15 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         seen = p.added.pop(new_path)
         old = p.gone.pop(old_path)
         before = _before(p, old.blob_hash, seen)
-        change = _record(p, ChangeType.RENAME, new_path, old_path=old_path,
-                         old_hash=old.blob_hash, new=seen, before=before)  # fmt: skip
+        change = _file_change(p, ChangeType.RENAME, new_path, old_path=old_path,
+                              old_hash=old.blob_hash, new=seen, before=before)  # fmt: skip
         blob = _compact(seen, old.blob_hash, before)
         muts.append(Mutation(upserts=(_state(seen),), deletes=(old_path,), blobs=(blob,),
                              change=change))  # fmt: skip
     kin = _kin(p.gone)
     for rel, seen in sorted(p.added.items()):
-        change = _record(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen,
-                         before=None)  # fmt: skip
+        change = _file_change(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen,
+                              before=None)  # fmt: skip
         blob = seen.blob
         base = kin.get(PurePosixPath(rel).name)
         if base is not None:  # a moved-and-edited file: stored against its former self
@@ -417,8 +410,8 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
             muts.append(Mutation(deletes=(rel,)))
             continue
         # Gone, or a directory now stands where the file was: either way the file was deleted.
-        change = _record(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
-                         new=None, before=_before(p, old.blob_hash, None))  # fmt: skip
+        change = _file_change(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
+                              new=None, before=_before(p, old.blob_hash, None))  # fmt: skip
         muts.append(Mutation(deletes=(rel,), change=change))
     return muts
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from symdiff.git.state import Repo, RepoState, git_info, git_origin, open_repo, snapshot
@@ -26,9 +27,19 @@ QUIET_S = 1.0  # an idle refresh waits this long after git's last ref write (see
 
 
 class BatchOrigins:
-    """The provenance of successive batches of one work tree."""
+    """The provenance of successive batches of one work tree.
 
-    def __init__(self, root: Path) -> None:
+    `monotonic` and `sleep` time the waits for a git command's lock; `wall_ns` is compared
+    with the mtimes of git's ref files (`time.time_ns`). Tests pass fakes, so that they wait
+    for nothing.
+    """
+
+    def __init__(self, root: Path, *, monotonic: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep,
+                 wall_ns: Callable[[], int] = time.time_ns) -> None:  # fmt: skip
+        self._monotonic = monotonic
+        self._sleep = sleep
+        self._wall_ns = wall_ns
         self._repo: Repo | None = open_repo(root)
         self._last: RepoState | None = None
         self._stale: tuple[int, int] | None = None  # a lock outwaited once is not waited again
@@ -50,16 +61,16 @@ class BatchOrigins:
             state = snapshot(self._repo)
             if state.locked and self._lock_identity() == self._stale:
                 return state  # a lock left behind by a git that died: do not wait for it again
-            deadline = time.monotonic() + LOCK_WAIT_S
+            deadline = self._monotonic() + LOCK_WAIT_S
             waited = False
-            while state.locked and time.monotonic() < deadline:
-                time.sleep(LOCK_POLL_S)  # a git command is still writing: let it finish
+            while state.locked and self._monotonic() < deadline:
+                self._sleep(LOCK_POLL_S)  # a git command is still writing: let it finish
                 state, waited = snapshot(self._repo), True
             if state.locked:
                 self._stale = self._lock_identity()
             if waited:
                 # A checkout releases index.lock a moment before it moves HEAD and logs it.
-                time.sleep(GRACE_S)
+                self._sleep(GRACE_S)
                 state = snapshot(self._repo)
             return state
         except Exception:  # an odd repository costs the git fields, never the record
@@ -72,8 +83,9 @@ class BatchOrigins:
         """Whether the tree is a git work tree (there is a state to refresh)."""
         return self._repo is not None
 
-    def refresh(self) -> None:
-        """Take the repository's state as the next batch's "before" while the tree is idle.
+    def refresh(self) -> bool:
+        """Take the repository's state as the next batch's "before" while the tree is idle;
+        True when it was taken.
 
         A git command that writes no work-tree file (`git checkout -b`, `git commit`) closes no
         batch; without this, the next edit, made seconds later by someone else, would be taken
@@ -82,18 +94,19 @@ class BatchOrigins:
         moment before the files it resets).
         """
         if self._repo is None or self._last is None:
-            return
+            return False
         try:
             state = snapshot(self._repo)
             if state.locked or self._recent_ref_write():
-                return
+                return False
         except Exception:  # as in _snapshot: keep the old state rather than fail the loop
-            return
+            return False
         self._last = state
+        return True
 
     def _recent_ref_write(self) -> bool:
         assert self._repo is not None
-        now = time.time_ns()
+        now = self._wall_ns()
         for path in (self._repo.gitdir / "HEAD", self._repo.gitdir / "logs" / "HEAD",
                      self._repo.commondir / "logs" / "refs" / "stash"):
             try:
@@ -109,7 +122,7 @@ class BatchOrigins:
         if full and before is not None and state is not None and git_origin(before, state) is None:
             # A rescan after an overflow may have been handed out in that moment between a
             # checkout's last write and its HEAD update: look once more before calling it a scan.
-            time.sleep(GRACE_S)
+            self._sleep(GRACE_S)
             state = self._snapshot()
         self._last = state
         info = git_info(state)

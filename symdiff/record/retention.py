@@ -8,18 +8,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
 from symdiff.store import Position, Store, gc
+from symdiff.timestamps import Clock, to_us, utcnow
 
 log = logging.getLogger(__name__)
 
 DAILY_S = 24 * 3600.0
 SLACK_US = 24 * 3600 * 1_000_000  # a record this much older than the window: gc is overdue
-Clock = Callable[[], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +100,7 @@ class Collector:
     """The daemon's collections, on a thread of their own with their own Store: at start when
     overdue, then every `period_s`. A failed collection is logged and retried next period."""
 
-    def __init__(self, settings: Settings, *, clock: Clock = time.time,
+    def __init__(self, settings: Settings, *, clock: Clock = utcnow,
                  period_s: float = DAILY_S) -> None:  # fmt: skip
         self.settings = settings
         self.clock = clock
@@ -124,7 +123,7 @@ class Collector:
         try:
             with Store(self.settings.db_url) as store:
                 oldest = gc.oldest_us(store.engine)
-                if overdue(oldest, int(self.clock() * 1e6), self.settings.keep_us):
+                if overdue(oldest, to_us(self.clock()), self.settings.keep_us):
                     self._collect(store)
                 while not self._stop.wait(self.period_s):
                     self._collect(store)
@@ -133,7 +132,7 @@ class Collector:
 
     def _collect(self, store: Store) -> None:
         try:
-            report = collect(self.settings, now=self.clock(), store=store)
+            report = collect(self.settings, now=self.clock().timestamp(), store=store)
         except SymdiffError as exc:
             log.warning("gc failed (retried in %.0f s): %s", self.period_s, exc.render())
             return

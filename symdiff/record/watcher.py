@@ -36,10 +36,8 @@ from watchdog.events import (
 )
 from watchdog.observers.inotify import InotifyObserver
 
-from symdiff.config import STATE_DIR
 from symdiff.record.walk import ALWAYS_IGNORED, IgnoreRules
-from symdiff.workspace.layout import ensure_state_dir
-from symdiff.workspace.sync import COOKIE_DIR
+from symdiff.workspace.layout import COOKIE_DIR, StateDir, ensure_state_dir
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +81,12 @@ class DirtySet:
     """Thread-safe accumulator of hints that hands out batches once events have settled."""
 
     def __init__(self, *, settle_s: float, max_delay_s: float = 1.0,
-                 max_paths: int = MAX_DIRTY, clock: Callable[[], float] = time.monotonic) -> None:
+                 max_paths: int = MAX_DIRTY,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.settle_s = settle_s
         self.max_delay_s = max(max_delay_s, settle_s)
         self.max_paths = max_paths
-        self._clock = clock
+        self._monotonic = monotonic
         # Reentrant so that a signal handler running on the waiting thread can wake it.
         self._cond = threading.Condition(threading.RLock())
         self._paths: set[str] = set()
@@ -100,7 +99,7 @@ class DirtySet:
         self._woken = False
 
     def _touch(self) -> None:
-        now = self._clock()
+        now = self._monotonic()
         if not self._pending():
             self._first = now
         self._last = now
@@ -139,6 +138,11 @@ class DirtySet:
         with self._cond:
             return self._cond.wait_for(lambda: name in self._cookies, timeout)
 
+    def wait_marked(self, path: str, timeout: float) -> bool:
+        """Wait until a hint for `path` is pending (or a full rescan, which covers it)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._full or path in self._paths, timeout)
+
     def overflow(self) -> None:
         """Events were lost: the next batch is a full rescan."""
         with self._cond:
@@ -163,7 +167,7 @@ class DirtySet:
                 self._moves.setdefault(dest, src)
             self._cookies.update(batch.cookies)
             if not self._first:
-                self._first = self._last = self._clock()
+                self._first = self._last = self._monotonic()
 
     def _ready_in(self) -> float | None:
         """Seconds until the pending hints may be handed out; None when there are none."""
@@ -171,7 +175,7 @@ class DirtySet:
             return None
         if self._cookies:
             return 0.0  # the writer finished before it wrote the cookie: no need to settle
-        now = self._clock()
+        now = self._monotonic()
         return max(0.0, min(self._last + self.settle_s, self._first + self.max_delay_s) - now)
 
     def idle(self) -> bool:
@@ -181,7 +185,7 @@ class DirtySet:
 
     def take(self, timeout: float | None = None, *, settle: bool = True) -> Batch:
         """Wait until hints have settled and return them (empty after `timeout` or `wake`)."""
-        deadline = None if timeout is None else self._clock() + timeout
+        deadline = None if timeout is None else self._monotonic() + timeout
         with self._cond:
             while True:
                 wait = self._ready_in()
@@ -191,7 +195,7 @@ class DirtySet:
                     self._woken = False
                     return Batch(frozenset())
                 if deadline is not None:
-                    left = deadline - self._clock()
+                    left = deadline - self._monotonic()
                     if left <= 0:
                         return Batch(frozenset())
                     wait = left if wait is None else min(wait, left)
@@ -325,12 +329,13 @@ class Watcher:
 
     def start(self) -> None:
         """Attach the overflow alarm and start watching (raises OSError at the watch limit)."""
+        state = StateDir(self.root)
         try:
-            ensure_state_dir(self.root / STATE_DIR)
-            (self.root / COOKIE_DIR).mkdir(exist_ok=True)
+            ensure_state_dir(state.path)
+            state.cookies.mkdir(exist_ok=True)
         except OSError as exc:  # queries cannot ask us to catch up; recording goes on
             log.warning("cannot create %s: %s; queries will not wait for the daemon",
-                        self.root / COOKIE_DIR, exc.strerror or exc)
+                        state.cookies, exc.strerror or exc)
         # A directory moved out keeps its inotify watch; moved back in, watchdog re-registers
         # the same callback and warns. Harmless, but under `-W error` that warning would kill
         # watchdog's reader thread and with it every later event.

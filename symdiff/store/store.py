@@ -19,7 +19,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin
-from symdiff.store import deltas, provenance
+from symdiff.store import cursors, deltas
+from symdiff.store import intents as edit_intents
 from symdiff.store import tables as t
 from symdiff.store.blobs import Blob
 from symdiff.store.changes import (
@@ -301,7 +302,7 @@ class Store:
             for m in mutations:
                 c = m.change
                 if c is not None and c.origin is Origin.EDIT and c.new_hash is not None:
-                    provenance.consume_intent(conn, workspace_id, c.path, c.new_hash)
+                    edit_intents.consume_intent(conn, workspace_id, c.path, c.new_hash)
         return list(mutations)
 
     @staticmethod
@@ -353,23 +354,23 @@ class Store:
     def reader_cursor(self, name: str) -> str | None:
         """The cursor a named reader stopped at (None: a reader never seen)."""
         with self._read() as conn:
-            return provenance.reader_cursor(conn, name)
+            return cursors.reader_cursor(conn, name)
 
     def move_reader(self, name: str, old: str | None, new: str) -> bool:
         """Advance a named reader from `old` to `new`; False when another answer moved it."""
         with self._write() as conn:
-            return provenance.move_reader(conn, name, old, new)
+            return cursors.move_reader(conn, name, old, new)
 
     def add_intents(self, workspace_id: int, intents: Sequence[tuple[str, str]],
                     info: Mapping[str, object] | None) -> None:  # fmt: skip
         """Say that each (path, new_hash) is about to be written by an edit."""
         with self._write() as conn:
-            provenance.add_intents(conn, workspace_id, intents, info)
+            edit_intents.add_intents(conn, workspace_id, intents, info)
 
     def intents(self, workspace_id: int) -> dict[tuple[str, str], dict[str, object]]:
         """The live edit intents of a workspace: (path, new_hash) -> origin_info."""
         with self._read() as conn:
-            return provenance.intents(conn, workspace_id)
+            return edit_intents.intents(conn, workspace_id)
 
     def changes(self, f: ChangeFilter) -> list[FileChange]:
         """Like `stored_changes`, as domain values."""

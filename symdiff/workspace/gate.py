@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from symdiff.config import STATE_DIR
 from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
+from symdiff.workspace.layout import STATE_DIR
 
 # Set to False (or SYMDIFF_OPENAT2=0 in the environment) to use the component walk even where
 # the kernel has openat2; the tests force the walk this way.

@@ -15,11 +15,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from symdiff.config import STATE_DIR
 from symdiff.errors import LockedError, ToolFailed
-from symdiff.workspace.layout import ensure_state_dir
-
-LOCK_FILE = "daemon.lock"
+from symdiff.workspace.layout import StateDir, ensure_state_dir
 
 
 def now_text() -> str:
@@ -35,7 +32,7 @@ def workspace_lock(root: Path, host: str, *, wait_s: float = 0.5) -> Iterator[di
     cannot be written (`.symdiff/` not writable). `wait_s` rides out the instant a `status`
     or `sync` probe holds it shared.
     """
-    path = root / STATE_DIR / LOCK_FILE
+    path = StateDir(root).lock
     try:
         ensure_state_dir(path.parent)
         f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole daemon's life
@@ -77,7 +74,7 @@ def _read_holder(path: Path) -> dict[str, object]:
 
 def running(root: Path) -> dict[str, object] | None:
     """The live daemon's pid/host/start time for a workspace root, or None when none runs."""
-    path = root / STATE_DIR / LOCK_FILE
+    path = StateDir(root).lock
     try:
         f = open(path, encoding="utf-8")  # noqa: SIM115
     except OSError:
@@ -93,9 +90,6 @@ def running(root: Path) -> dict[str, object] | None:
         return None
 
 
-HISTORY_LOCK = "history.lock"
-
-
 @contextlib.contextmanager
 def history_lock(root: Path) -> Iterator[bool]:
     """Hold the workspace's history-import lock, waiting while another import holds it.
@@ -106,7 +100,7 @@ def history_lock(root: Path) -> Iterator[bool]:
     first wrote. Yields False, unlocked, when `.symdiff/` cannot be written (a read-only tree
     whose index lives elsewhere): an import alone is still right.
     """
-    path = root / STATE_DIR / HISTORY_LOCK
+    path = StateDir(root).history_lock
     try:
         ensure_state_dir(path.parent)
         f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole import

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from pathlib import Path
 
-from symdiff.config import STATE_DIR, Settings, workspace_root
+from symdiff.config import Settings, workspace_root
 from symdiff.errors import StoreError
+from symdiff.workspace.layout import read_status
 from symdiff.workspace.lock import running
-
-STATUS_FILE = "daemon.json"  # written by the daemon after every batch
-
-
-def daemon_report(root: Path) -> dict[str, object]:
-    """What the daemon's status file says (empty when there is none or it cannot be read)."""
-    with contextlib.suppress(OSError, ValueError):
-        data = json.loads((root / STATE_DIR / STATUS_FILE).read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            return data
-    return {}
 
 
 def status(settings: Settings) -> dict[str, object]:
@@ -36,9 +24,9 @@ def status(settings: Settings) -> dict[str, object]:
     out: dict[str, object] = {"root": str(root), "running": holder is not None}
     if holder is not None:
         out.update({k: holder.get(k) for k in ("pid", "host", "started_at")})
-    report = daemon_report(root)
+    report = read_status(root).to_json()
     for key in _FROM_DAEMON:
-        out[key] = report.get(key)
+        out[key] = report[key]
     if holder is None:
         out["progress"] = None  # a pass that a dead daemon left unfinished is not running
     out.update({"changes": None, "baseline_done": None, "newest_record": None,

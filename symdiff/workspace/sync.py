@@ -1,9 +1,9 @@
 """Read-your-writes: a query asks the running daemon to record every earlier save first.
 
 The protocol, shared by the daemon (which answers) and the query (which asks): the asker
-creates an empty *cookie* file in `<root>/.symdiff/cookies/`; the daemon sees its creation
-event after every event that came before it, records them, then deletes the cookie. The asker
-waits for the deletion.
+creates an empty *cookie* file in `<root>/.symdiff/cookies/` (`layout.StateDir.cookies`); the
+daemon sees its creation event after every event that came before it, records them, then
+deletes the cookie. The asker waits for the deletion.
 """
 
 from __future__ import annotations
@@ -11,39 +11,46 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-from symdiff.config import STATE_DIR, workspace_root
+from symdiff.config import workspace_root
+
+# Re-exported for the tests that still import it from here; its owner is layout.
+from symdiff.workspace.layout import COOKIE_DIR as COOKIE_DIR
+from symdiff.workspace.layout import StateDir
 from symdiff.workspace.lock import running
 
 log = logging.getLogger(__name__)
 
-COOKIE_DIR = f"{STATE_DIR}/cookies"
 SYNC_TIMEOUT_S = 1.0
 
 
-def sync(root: Path, *, timeout: float = SYNC_TIMEOUT_S) -> bool:
+def sync(root: Path, *, timeout: float = SYNC_TIMEOUT_S,
+         monotonic: Callable[[], float] = time.monotonic,
+         sleep: Callable[[float], None] = time.sleep) -> bool:  # fmt: skip
     """Wait until the daemon watching `root` has recorded every change made before this call.
 
     Returns True when it has (or no daemon runs, so there is nothing to wait for), False when
-    `timeout` passed first: the answer that follows may then be stale.
+    `timeout` passed first: the answer that follows may then be stale. `monotonic` and `sleep`
+    are the time seams (a test runs the timeout without waiting it out).
     """
     root = workspace_root(root)
     if running(root) is None:
         return True
-    cookie_dir = root / COOKIE_DIR
+    cookie_dir = StateDir(root).cookies
     cookie = cookie_dir / uuid.uuid4().hex
     try:
         cookie.touch(exist_ok=False)
     except OSError as exc:
         log.warning("cannot write a sync cookie in %s: %s", cookie_dir, exc)
         return False
-    deadline = time.monotonic() + timeout
+    deadline = monotonic() + timeout
     delay = 0.001
-    while time.monotonic() < deadline:
+    while monotonic() < deadline:
         if not cookie.exists():
             return True
-        time.sleep(delay)
+        sleep(delay)
         delay = min(delay * 2, 0.01)
     try:
         cookie.unlink()

@@ -1,4 +1,5 @@
-"""Named reader cursors and edit intents in SQL (the tables `readers` and `edit_intents`)."""
+"""Edit intents in SQL (the table `edit_intents`): an edit says which content it is about to
+write, so that the daemon records the write as that edit's (`origin: "edit"`), not as `watch`."""
 
 from __future__ import annotations
 
@@ -6,33 +7,11 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, select
 
 from symdiff.store import tables as t
 
 INTENT_TTL_S = 120.0  # an edit's intent outlives any settle window and retry of the daemon
-
-
-def reader_cursor(conn: Connection, name: str) -> str | None:
-    """The cursor a named reader stopped at, or None for a reader never seen."""
-    return conn.execute(select(t.readers.c.cursor).where(t.readers.c.name == name)).scalar()
-
-
-def move_reader(conn: Connection, name: str, old: str | None, new: str) -> bool:
-    """Move a reader from `old` to `new`; False when another answer moved it first."""
-    now = int(time.time() * 1e6)
-    if old is None:
-        exists = reader_cursor(conn, name) is not None
-        if exists:
-            return False
-        conn.execute(insert(t.readers).values(name=name, cursor=new, updated_us=now))
-        return True
-    res = conn.execute(
-        update(t.readers)
-        .where(t.readers.c.name == name, t.readers.c.cursor == old)
-        .values(cursor=new, updated_us=now)
-    )
-    return bool(res.rowcount)
 
 
 def add_intents(
