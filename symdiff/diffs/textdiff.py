@@ -146,7 +146,7 @@ def _read(where: Beneath, shown: PathArg) -> bytes:
             raise ToolFailed(f"{os.fspath(shown)} is a directory")
         if not stat.S_ISREG(mode):
             raise ToolFailed(f"{os.fspath(shown)} is not a regular file")
-        data = fsgate.read_upto(fd, READ_CAP + 1)
+        data = _read_upto(fd, READ_CAP + 1)
     except OSError as exc:
         raise ToolFailed(f"cannot read {os.fspath(shown)}: {exc.strerror}") from exc
     finally:
@@ -154,6 +154,15 @@ def _read(where: Beneath, shown: PathArg) -> bytes:
     if len(data) > READ_CAP:
         raise ToolFailed(f"{os.fspath(shown)} is over the {READ_CAP}-byte read cap")
     return data
+
+
+def _read_upto(fd: int, limit: int) -> bytes:
+    """At most `limit` bytes from `fd`: one read for a whole regular file, no joined copy."""
+    data = os.read(fd, limit)
+    if not data or len(data) == limit:
+        return data
+    rest = fsgate.read_upto(fd, limit - len(data))  # a short read: the file grew, or a pipe
+    return data + rest if rest else data
 
 
 def _lines(data: bytes) -> int:
