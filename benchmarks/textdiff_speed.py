@@ -1,126 +1,134 @@
-"""text_diff on two 4 MiB files with scattered edits, against GNU `diff -u` in the same run.
+"""text_diff on cold 4 MiB pairs of short lines, beside GNU `diff -u` in the same run.
 
-Run: .venv/bin/python benchmarks/textdiff_speed.py [--repeat N] [--edits N]
+Run: .venv/bin/python benchmarks/textdiff_speed.py [--rounds N] [--edits N]
+
+Every round makes a fresh pair (about 66,000 lines of 20 to 110 bytes, a few holding UTF-8
+letters, then N scattered substitutions, deletions and insertions), writes it to new files for
+each contender, and times `diff -u` (a process) and `text_diff` in path mode (the MCP tool:
+unified diff, line counts and the ACP diff with its git patch) on files that this process has
+never read, with no in-process cache to hit. The page cache holds the files as after any
+write; it is not dropped, since that would slow every other process on the machine.
+
+Rounds alternate which contender goes first. Each figure is the median over rounds, in wall
+time and in CPU time (this process, or the diff process); the ratio column is the median of
+the per-round ratios, which moves far less on a loaded machine than either time does.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
+import statistics
 import subprocess
-import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from symdiff.diffs import linediff
-from symdiff.diffs.linediff import diff_lines, unified_diff
 from symdiff.diffs.textdiff import READ_CAP, text_diff
 
-
-def real_source(limit: int) -> bytes:
-    """Real Python source from the installed site-packages, whole lines, under `limit` bytes."""
-    chunks, size = [], 0
-    for path in sorted(Path(sysconfig.get_paths()["purelib"]).rglob("*.py")):
-        data = path.read_bytes()
-        chunks.append(data if data.endswith(b"\n") else data + b"\n")
-        size += len(chunks[-1])
-        if size > limit:
-            break
-    text = b"".join(chunks)[:limit]
-    return text[: text.rfind(b"\n") + 1]
+_LETTERS = "abcdefghijklmnopqrstuvwxyz_"
+_UNICODE_WORDS = ["café", "naïve", "→", "Straße", "日本", "µs"]
 
 
-def synthetic_source(limit: int, rng: random.Random) -> bytes:
-    """Lines drawn from an 11-word vocabulary: many repeated lines, xdiff's hard case."""
-    words = [b"self", b"value", b"return", b"def", b"if", b"for", b"in", b"x", b"items", b"None"]
+def short_lines(rng: random.Random, limit: int) -> bytes:
+    """Indented lines of words from a 4,000-word vocabulary, mostly distinct, under `limit`."""
+    vocabulary = [
+        "".join(rng.choice(_LETTERS) for _ in range(rng.randint(2, 9))) for _ in range(4000)
+    ]
     lines, size = [], 0
-    while size < limit - 200:
-        n = rng.randint(2, 10)
-        line = b"    " * rng.randint(0, 3) + b" ".join(rng.choice(words) for _ in range(n)) + b"\n"
+    while True:
+        words = rng.choices(vocabulary, k=rng.randint(3, 16))
+        if rng.random() < 0.005:
+            words.append(rng.choice(_UNICODE_WORDS))
+        line = ("    " * rng.randint(0, 3) + " ".join(words) + "\n").encode()
+        if rng.random() < 0.05:
+            line = b"\n"
+        if size + len(line) > limit:
+            return b"".join(lines)
         lines.append(line)
         size += len(line)
-    return b"".join(lines)
 
 
 def scatter_edits(old: bytes, edits: int, rng: random.Random) -> bytes:
-    """`old` with `edits` line edits (change, insert, delete) spread over the whole text."""
+    """`old` with `edits` line edits (substitution, insertion, deletion) over the whole text."""
     lines = old.splitlines(keepends=True)
     for _ in range(edits):
         i = rng.randrange(len(lines))
         kind = rng.random()
-        if kind < 0.33:
+        if kind < 0.34:
             lines[i] = lines[i].rstrip(b"\n") + b" # changed\n"
-        elif kind < 0.66:
-            lines.insert(i, b"inserted line\n")
+        elif kind < 0.67:
+            lines.insert(i, b"inserted line %d\n" % rng.randrange(1000))
         else:
             del lines[i]
-    return b"".join(lines)[: READ_CAP - 1]
+    return b"".join(lines)[:READ_CAP]
 
 
-def best_of(repeat: int, contenders: dict[str, Callable[[], object]]) -> dict[str, float]:
-    """The fastest of `repeat` runs of each contender, in seconds.
-
-    Runs are interleaved (one of each per round), so a burst of load on a shared machine
-    hits every contender alike instead of skewing one ratio.
-    """
-    best = dict.fromkeys(contenders, float("inf"))
-    for _ in range(repeat):
-        for name, fn in contenders.items():
-            # The engine caches the last pairs it diffed; every run must do the work afresh.
-            linediff._hunk_text.cache_clear()
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+def _cpu(children: bool) -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
-def run(label: str, old: bytes, new: bytes, repeat: int) -> None:
-    """Time every contender on one pair and print figures and ratios to GNU diff."""
-    with tempfile.TemporaryDirectory() as tmp:
-        a, b = Path(tmp) / "a.txt", Path(tmp) / "b.txt"
+def timed(run: Callable[[], object], *, children: bool) -> tuple[float, float]:
+    """Wall and CPU seconds of one call; CPU is the children's for a process."""
+    wall, cpu = time.perf_counter(), _cpu(children)
+    run()
+    return time.perf_counter() - wall, _cpu(children) - cpu
+
+
+def one_round(tmp: Path, seed: int, edits: int, gnu_first: bool) -> dict[str, tuple[float, float]]:
+    """Time both contenders on one fresh pair, each on its own never-read copy."""
+    rng = random.Random(seed)
+    old = short_lines(rng, READ_CAP - 4096)
+    new = scatter_edits(old, edits, rng)
+    paths = {}
+    for who in ("gnu", "ours"):
+        a, b = tmp / f"{seed}-{who}-a.txt", tmp / f"{seed}-{who}-b.txt"
         a.write_bytes(old)
         b.write_bytes(new)
-        text_a, text_b = old.decode(), new.decode()
-        gnu_name = "GNU diff -u (process, files)"
-        figures = best_of(
-            repeat,
-            {
-                gnu_name: lambda: subprocess.run(
-                    ["diff", "-u", str(a), str(b)], capture_output=True
-                ),
-                "text_diff path mode (with acp)": lambda: text_diff(
-                    path_a=str(a), path_b=str(b), allowed_roots=[Path(tmp)]
-                ),
-                "text_diff text mode": lambda: text_diff(text_a=text_a, text_b=text_b),
-                "unified_diff (engine)": lambda: unified_diff(old, new),
-                "diff_lines (hunks, numstat)": lambda: diff_lines(old, new),
-            },
-        )
-    gnu = figures[gnu_name]
-    size = len(unified_diff(old, new))
-    print(f"{label}: {len(old):,} and {len(new):,} bytes, diff {size:,} bytes, best of {repeat}")
-    for name, secs in figures.items():
-        print(f"  {name:32s} {secs * 1000:8.1f} ms   {secs / gnu:5.2f}x GNU diff")
+        paths[who] = (str(a), str(b))
+    del old, new
+    gnu_a, gnu_b = paths["gnu"]
+    ours_a, ours_b = paths["ours"]
+    contenders: list[tuple[str, Callable[[], object], bool]] = [
+        ("gnu", lambda: subprocess.run(["diff", "-u", gnu_a, gnu_b], capture_output=True), True),
+        ("ours", lambda: text_diff(path_a=ours_a, path_b=ours_b, allowed_roots=[tmp]), False),
+    ]
+    if not gnu_first:
+        contenders.reverse()
+    figures = {name: timed(run, children=children) for name, run, children in contenders}
+    for pair in paths.values():
+        for name in pair:
+            Path(name).unlink()
+    return figures
 
 
 def main() -> None:
-    """Build the pairs, time every contender on each."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--edits", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--edits", type=int, default=400)
     args = parser.parse_args()
-    rng = random.Random(7)
-    real = real_source(READ_CAP - 4096)
-    run(f"real source, {args.edits} edits", real, scatter_edits(real, args.edits, rng), args.repeat)
-    synth = synthetic_source(READ_CAP - 4096, rng)
-    run(
-        f"synthetic repetitive, {args.edits} edits",
-        synth,
-        scatter_edits(synth, args.edits, rng),
-        args.repeat,
+    rounds = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        for i in range(args.rounds):
+            rounds.append(one_round(tmp, 1000 + i, args.edits, gnu_first=i % 2 == 0))
+    sample = short_lines(random.Random(1000), READ_CAP - 4096)
+    lines = sample.count(b"\n")
+    print(
+        f"{args.rounds} cold pairs of {len(sample):,} bytes, {lines:,} lines, "
+        f"{args.edits} scattered edits; medians"
     )
+    for measure, index in (("wall", 0), ("CPU", 1)):
+        gnu = statistics.median(r["gnu"][index] for r in rounds)
+        ours = statistics.median(r["ours"][index] for r in rounds)
+        ratio = statistics.median(r["ours"][index] / r["gnu"][index] for r in rounds)
+        print(
+            f"  {measure:4s} GNU diff -u {gnu * 1000:7.1f} ms   text_diff path mode "
+            f"{ours * 1000:7.1f} ms   ratio {ratio:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -237,6 +237,15 @@ class NotRegular(Exception):
         self.mode = mode
 
 
+def _read_whole(fd: int, limit: int) -> bytes:
+    """At most `limit` bytes from `fd`: one read for a whole regular file, no joined copy."""
+    data = os.read(fd, limit)
+    if not data or len(data) == limit:
+        return data
+    rest = read_upto(fd, limit - len(data))  # a short read: the file grew meanwhile
+    return data + rest if rest else data
+
+
 def read_regular(where: Beneath, cap: int, shown: str) -> tuple[bytes, os.stat_result]:
     """The first `cap + 1` bytes of the regular file `where` (more than `cap` means it is over
     the cap) and its status at the open, read without blocking on a FIFO or a device.
@@ -256,7 +265,7 @@ def read_regular(where: Beneath, cap: int, shown: str) -> tuple[bytes, os.stat_r
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise NotRegular(st.st_mode)
-        return read_upto(fd, cap + 1), st
+        return _read_whole(fd, cap + 1), st
     except OSError as exc:
         raise ToolFailed(f"cannot read {shown}: {exc.strerror}") from exc
     finally:

@@ -82,6 +82,9 @@ class Family:
     # Where definitions can sit, for a language whose definitions are statements (Python): the
     # walk then enters only these nodes, skipping the expressions that are most of a tree.
     containers: frozenset[str] = frozenset()
+    # Bytes that every definition's text holds (Python: `def`, `class`): a container whose
+    # text holds none of them cannot hold a definition, and the walk does not enter it.
+    keywords: tuple[bytes, ...] = ()
     # The query that finds candidate nodes, when a predicate can drop in C most of the nodes
     # whose handler would return None (Elixir: every expression is a call); default: every node
     # of a handled type.
@@ -161,28 +164,41 @@ class _Walk:
         open_enclosings: list[tuple[int, Enclosing]] = [
             (root.end_byte + 1, Enclosing(prefix, "module" if prefix else None))
         ]
+        handlers = self.family.handlers
+        found_nodes: Iterable[tuple[Node, Node | None]]
         if self.family.containers and not root.has_error:
             # A tree with errors may hold a definition anywhere: the query finds it there.
-            found_nodes = _statements(root, self.family.handlers, self.family.containers)
+            found_nodes = _statements(root, self.source, self.family)
         else:
             # The query finds candidate nodes in C; walking every node in Python is 6x slower.
-            found_nodes = QueryCursor(query).captures(root).get("def", [])
-        for node in sorted(found_nodes, key=lambda n: (n.start_byte, -n.end_byte)):
-            while node.start_byte >= open_enclosings[-1][0]:
+            captured = QueryCursor(query).captures(root).get("def", [])
+            captured.sort(key=lambda n: (n.start_byte, -n.end_byte))
+            found_nodes = ((node, None) for node in captured)
+        for node, parent in found_nodes:
+            start = node.start_byte
+            while start >= open_enclosings[-1][0]:
                 open_enclosings.pop()
             scope = open_enclosings[-1][1]
-            found = self.family.handlers[node.type](node, scope)
+            found = handlers[node.type](node, scope)
             if found is not None:
-                inner = self._emit(node, scope, self._lead(node), found)
+                inner = self._emit(node, scope, self._lead(node, parent), found)
                 open_enclosings.append(((found.end or node).end_byte, inner))
         self.out.sort(key=lambda s: s.start_line)
         return self.out
 
-    def _lead(self, node: Node) -> tuple[Node, ...]:
-        """What leads a definition: its outermost wrapper, or attributes/decorators before it."""
+    def _lead(self, node: Node, parent: Node | None) -> tuple[Node, ...]:
+        """What leads a definition: its outermost wrapper, or attributes/decorators before it.
+
+        `parent` is the node's parent when the walk knows it (None: ask the tree, which walks
+        down from the root to answer).
+        """
         target = node
-        while target.parent is not None and target.parent.type in self.family.wrappers:
-            target = target.parent
+        above = node.parent if parent is None else parent
+        while above is not None and above.type in self.family.wrappers:
+            target, above = above, above.parent
+        if not self.family.leading:
+            # Nothing can lead it but a wrapper (comments before it are documentation).
+            return (target,) if target is not node else ()
         run: list[Node] = []
         prev = target.prev_named_sibling
         leading_or_comment = self.family.leading | self.family.comments
@@ -275,18 +291,42 @@ class _Walk:
                 stack.append(child)
 
 
-def _statements(root: Node, handlers: dict[str, Handler], containers: frozenset[str]) -> list[Node]:
-    """The nodes under `root` that have a handler, entering only `containers`."""
-    found: list[Node] = []
-    stack = [root]
-    while stack:
-        for child in stack.pop().children:
-            kind = child.type
-            if kind in handlers:
-                found.append(child)
-            if kind in containers:
-                stack.append(child)
-    return found
+def _statements(root: Node, source: bytes, family: Family) -> list[tuple[Node, Node]]:
+    """The nodes under `root` that have a handler, each with its parent, in document order.
+
+    Only `containers` are entered, and only those whose text holds one of the family's
+    keywords (most function bodies hold no nested definition: their statements are never
+    looked at). A tree cursor steps through children without building each node's list of
+    children. Preorder: a definition comes before what it contains, so no sort is needed.
+    """
+    handlers, containers, keywords = family.handlers, family.containers, family.keywords
+    found: list[tuple[Node, Node]] = []
+    cursor = root.walk()
+    parents = [root]
+    if not cursor.goto_first_child():
+        return found
+    while True:
+        node = cursor.node
+        assert node is not None  # a cursor always stands on a node
+        kind = node.type
+        if kind in handlers:
+            found.append((node, parents[-1]))
+        if kind in containers and _may_hold(source, node, keywords) and cursor.goto_first_child():
+            parents.append(node)
+            continue
+        while not cursor.goto_next_sibling():
+            if len(parents) == 1:
+                return found
+            cursor.goto_parent()
+            parents.pop()
+
+
+def _may_hold(source: bytes, node: Node, keywords: tuple[bytes, ...]) -> bool:
+    """Whether `node`'s text holds one of `keywords` (always, when there are none)."""
+    if not keywords:
+        return True
+    start, end = node.start_byte, node.end_byte
+    return any(source.find(word, start, end) >= 0 for word in keywords)
 
 
 def _end_line(node: Node) -> int:

@@ -22,4 +22,5 @@ FAMILY = Family(
     canonical=python_quotes,
     # Python defines only in statements; these are all the nodes that hold statements.
     containers=CONTAINERS,
+    keywords=(b"def", b"class"),
 )
