@@ -23,7 +23,7 @@ import pytest
 from conftest import stored
 
 from symdiff.api import apply_edits, index, open_store
-from symdiff.attribute.spans import spans as attribute_module
+from symdiff.attribute import spans as attribute_module
 from symdiff.config import Settings
 from symdiff.edits import apply_edits as apply_core
 from symdiff.edits import plan_edits
@@ -143,6 +143,11 @@ def test_json_form_and_auto_detection() -> None:
     ([{"file": "a", "blocks": [{"search": "", "replace": "", "x": 1}]}], "unknown keys: x"),
     ([{"path": "a", "blocks": []}], "unknown keys: path"),
     ("FILE: a\n", "has no `<<<<<<< SEARCH` block"),
+    (b"FILE: a\n<<<<<<< SEARCH\n=======\n>>>>>>> REPLACE\nFILE: \xc3(\n",
+     "line 5: not UTF-8 text: byte 0xc3 at column 7"),
+    ("x\nFILE: caf\udce9.py\n", "line 2: not Unicode text: a lone surrogate U+DCE9"),
+    ([{"file": "caf\udce9", "blocks": [{"search": "", "replace": ""}]}],
+     "edits[0].file must be Unicode text"),
 ])
 def test_json_parse_errors(given: object, words: str) -> None:
     with pytest.raises(InvalidArgs, match=None) as err:
