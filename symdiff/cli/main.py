@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 import click
 
@@ -313,7 +313,7 @@ def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: st
 
 
 @cli.command("apply")
-@click.argument("source", default="-", type=click.File("r", encoding="utf-8"))
+@click.argument("source", default="-", type=click.File("rb"))
 @click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
               help="Workspace root; relative paths in the edits are relative to it (default: .).")
 @db_option
@@ -323,7 +323,7 @@ def serve_cmd(root: str | None, db: str | None, allow: tuple[str, ...], http: st
 @click.option("--dry-run", "dry_run", is_flag=True, help="Validate and preview; write nothing.")
 @click.option("--backup", "backup", is_flag=True, help="Keep each edited file as <file>.backup.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
-def apply_cmd(source: TextIO, root: str | None, db: str | None,
+def apply_cmd(source: BinaryIO, root: str | None, db: str | None,
               allow_write: tuple[str, ...], dry_run: bool, backup: bool, as_json: bool) -> None:
     """Apply SEARCH/REPLACE edits from SOURCE (a file, or - for stdin; default: -).
 

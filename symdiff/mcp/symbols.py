@@ -76,7 +76,10 @@ class RestoreSymbolOutput(ApplyEditsOutput):
 
 NameArg = Annotated[str, Field(description=(
     'The qualified name of a definition as records show it: "Session.refresh", "parse", '
-    '"pkg.Type.Method".'))]
+    '"pkg.Type.Method"; it may say which of several: "[PATH:]NAME[#N|:LINE][@VERSION]", e.g. '
+    '"pkg/io.py:load", "load#2" (the 2nd definition of the name in its file), "load:L120" '
+    '(the one holding line 120 now), "load@4711" (the one version 4711 changed). An '
+    "ambiguous answer gives each candidate's `selector`."))]
 SymbolPathArg = Annotated[str, Field(default=None, description=(
     "The file the definition is in, relative to the workspace root: needed only when the name "
     "is in several files (the answer then lists them as candidates)."))]
@@ -112,9 +115,9 @@ def register_symbol_tools(server: MCPServer, settings: Settings, *, read_only: b
 
         Follows the definition across symbol renames and file renames. When the name matches
         several definitions, status is "ambiguous" and `candidates` lists them (call again
-        with `path`); when it matches none, status is "unknown" and `suggestions` holds the
-        closest recorded names. Use symbol_source for a version's full text and
-        restore_symbol to put it back.
+        with a candidate's `selector` as the name); when it matches none, status is "unknown"
+        and `suggestions` holds the closest recorded names. Use symbol_source for a version's
+        full text and restore_symbol to put it back.
         """
         from symdiff.symbols.history import symbol_history as run
 

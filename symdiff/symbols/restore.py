@@ -15,7 +15,9 @@ from symdiff.errors import InvalidArgs, ToolFailed
 from symdiff.model import Symbol
 from symdiff.store import Store
 from symdiff.symbols.history import current
-from symdiff.symbols.lineage import Lineage, Version, lineage, version_of
+from symdiff.symbols.lineage import Lineage, Version, version_of
+from symdiff.symbols.select import lineage as select_lineage
+from symdiff.symbols.select import parse_selector
 from symdiff.symbols.texts import Texts, definition_text, split_lines
 
 __all__ = ["restore_symbol"]
@@ -89,19 +91,24 @@ def restore_symbol(
 ) -> dict[str, object]:
     """Replace the definition `name` by its text at version `to` (docs/symbol_history.md).
 
-    Returns what `apply_edits` returns (a preview when `dry_run`, the default), plus
-    `restored`: {name, path, version}. Raises InvalidArgs for a name that names no single
-    definition or a version it does not have, ToolFailed when there is nothing to restore.
+    `name` is a selector, `[PATH:]NAME[#N|:LINE][@VERSION]` (`select.py`); without a version
+    of its own, `to` tells same-named definitions apart. Returns what `apply_edits` returns (a
+    preview when `dry_run`, the default), plus `restored`: {name, path, version}. Raises
+    InvalidArgs for a name that names no single definition or a version it does not have,
+    ToolFailed when there is nothing to restore.
     """
     if isinstance(to, bool) or not isinstance(to, int):
         raise InvalidArgs(f"to must be a version id (an integer), got {to!r}")
+    sel = parse_selector(name, path=path)
+    if sel.version is None:
+        sel = replace(sel, version=to)
     from symdiff.api import apply_edits
     from symdiff.store.kept import reader
 
     store = reader(settings.db_url)
     if store is None:
         raise ToolFailed(f"nothing is indexed at {settings.root}; run `symdiff index` first")
-    ws, lin = lineage(store, settings, name, path=path)
+    ws, lin = select_lineage(store, settings, sel)
     target = version_of(lin, to)
     block = _block(store, ws.root, lin, target)
     where = lin.newest.row.path

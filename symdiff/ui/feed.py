@@ -146,7 +146,8 @@ def symbol_view(settings: Settings, *, name: str, path: str | None,
     """A definition's versions (newest first, without their diffs) and the symbol-scoped diff
     of `version` (None: the newest), or why there is none."""
     from symdiff.symbols.history import symbol_history
-    from symdiff.symbols.lineage import lineage, version_of
+    from symdiff.symbols.lineage import version_of
+    from symdiff.symbols.select import lineage
     from symdiff.symbols.texts import Texts
 
     history = symbol_history(settings, name, path=path, limit=_HISTORY, diffs=False).as_dict()
