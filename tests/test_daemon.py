@@ -28,7 +28,7 @@ from symdiff.errors import LockedError
 from symdiff.record.daemon import Daemon
 from symdiff.store import Store
 from symdiff.workspace.lock import running
-from symdiff.workspace.status import status
+from symdiff.query.status import status
 from symdiff.workspace.sync import sync
 
 Rec = tuple[str, str, str | None]

@@ -180,7 +180,7 @@ def status_cmd(root: str | None, db: str | None, as_json: bool) -> None:
     progress; the number of changes and the newest; the database and its size. Exits 1 when
     the database cannot be read.
     """
-    from symdiff.workspace.status import status
+    from symdiff.query.status import status
 
     info = status(Settings.resolve(root, db=db, nearest=True))
     if as_json:

@@ -1,4 +1,5 @@
-"""`symdiff status`: whether a daemon watches a workspace, what it last did, what is recorded."""
+"""The daemon's status file in `.symdiff/`: what it last did, read back (`symdiff status` is
+`symdiff.query.status`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from symdiff.config import STATE_DIR, Settings, workspace_root
-from symdiff.errors import StoreError
-from symdiff.workspace.lock import running
+from symdiff.config import STATE_DIR
 
 STATUS_FILE = "daemon.json"  # written by the daemon after every batch
 
@@ -22,65 +21,7 @@ def daemon_report(root: Path) -> dict[str, object]:
     return {}
 
 
-def status(settings: Settings) -> dict[str, object]:
-    """Whether a daemon watches the workspace, since when, what it is doing, what is recorded.
-
-    The workspace is the nearest at or above `settings.root`. Keys beside the daemon's own:
-    `changes` (None: not indexed yet), `baseline_done` (None: not indexed yet), `progress`
-    (`{"pass", "done", "total"}` while the daemon's start pass runs, else None),
-    `newest_record` (RFC 3339, None without records), `database` and `database_bytes`; and
-    `error` when the database exists but cannot be read.
-    """
-    root = workspace_root(settings.root)
-    holder = running(root)
-    out: dict[str, object] = {"root": str(root), "running": holder is not None}
-    if holder is not None:
-        out.update({k: holder.get(k) for k in ("pid", "host", "started_at")})
-    report = daemon_report(root)
-    for key in _FROM_DAEMON:
-        out[key] = report.get(key)
-    if holder is None:
-        out["progress"] = None  # a pass that a dead daemon left unfinished is not running
-    out.update({"changes": None, "baseline_done": None, "newest_record": None,
-                "database": _safe_url(settings.db_url), "database_bytes": None})  # fmt: skip
-    try:
-        out.update(_recorded(settings, root))
-    except StoreError as err:
-        out["error"] = err.render()
-    return out
-
-
 # What the daemon's status file adds: its last pass, its start pass's progress, and whether
 # recording keeps failing.
-_FROM_DAEMON = ("last_reconcile", "changes_recorded", "progress", "degraded", "overflows",
-                "failing", "failing_since", "attempts", "last_error", "unrecorded")
-
-
-def _safe_url(url: str) -> str:
-    """The database as a person names it: the SQLite file, or the URL without a password."""
-    if url.startswith("sqlite:///"):
-        return url.removeprefix("sqlite:///").split("?", 1)[0]
-    from symdiff.store.store import without_password
-
-    return without_password(url)
-
-
-def _recorded(settings: Settings, root: Path) -> dict[str, object]:
-    """What the database holds for the workspace; nothing when it has no database yet.
-
-    Raises StoreError when the database is there but cannot be read (corrupt, unreachable).
-    """
-    db_file = settings.db_url.removeprefix("sqlite:///")
-    if settings.db_url.startswith("sqlite:///") and not Path(db_file).exists():
-        return {}
-    from symdiff.store import Store
-    from symdiff.timestamps import format_us
-
-    with Store(settings.db_url, read_only=True) as store:
-        out: dict[str, object] = {"database_bytes": store.size_bytes()}
-        ws = store.find_workspace(str(root), settings.host)
-        if ws is not None:
-            newest = store.newest_us([ws.id])
-            out.update({"changes": store.count_changes(ws.id), "baseline_done": ws.baseline_done,
-                        "newest_record": None if newest is None else format_us(newest)})
-        return out
+FROM_DAEMON = ("last_reconcile", "changes_recorded", "progress", "degraded", "overflows",
+               "failing", "failing_since", "attempts", "last_error", "unrecorded")
