@@ -14,6 +14,8 @@ from symdiff.config import Settings
 from symdiff.errors import ToolFailed
 from symdiff.model import Scope
 from symdiff.query.args import (
+    LONGEST_SINCE,
+    MAX_LIMIT,
     DiffQuery,
     Window,
     beyond_max_since,
@@ -122,10 +124,10 @@ def _explained(found: Answer, settings: Settings, query: DiffQuery, window: Wind
     own = is_own(query.workspace, settings.root)
     notes: list[Note] = []
     if limit_replaced(query.limit):
-        notes.append(LimitReplaced(query.limit, window.limit))
+        notes.append(LimitReplaced(query.limit, window.limit, MAX_LIMIT))
     # The window bounds the answer unless it continues from a cursor or a reader's place.
     if window.cursor is None and window.reader is None and beyond_max_since(query.since):
-        notes.append(SinceCut(str(query.since)))
+        notes.append(SinceCut(str(query.since), LONGEST_SINCE))
     if found.stale:
         notes.append(Stale(root, _start_pass(settings.root)))
     if own and not found.indexed:

@@ -18,6 +18,7 @@ from symdiff.model import Origin, Scope
 from symdiff.store import PathFilter, Position
 
 DEFAULT_SINCE = "24h"
+LONGEST_SINCE = "720h"  # the longest window a diff query answers for
 MAX_SINCE_NS = 720 * 3600 * 1_000_000_000
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500

@@ -22,17 +22,20 @@ STALE_WARNING = (
 
 @dataclass(frozen=True, slots=True)
 class LimitReplaced:
-    """The limit given is not a whole number from 1 to 500: `used` records at most instead."""
+    """The limit given is not a whole number from 1 to `maximum`: `used` records at most
+    instead."""
 
     given: object
     used: int
+    maximum: int
 
 
 @dataclass(frozen=True, slots=True)
 class SinceCut:
-    """`since` asks for more than 720h, the longest window; the answer covers 720h."""
+    """`since` asks for more than the longest window (720h); the answer covers `longest`."""
 
     given: str
+    longest: str
 
 
 @dataclass(frozen=True, slots=True)
