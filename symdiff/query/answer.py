@@ -49,8 +49,7 @@ from symdiff.workspace.lock import running
 from symdiff.workspace.status import daemon_report
 from symdiff.workspace.sync import sync
 
-__all__ = ["STALE_WARNING", "Answer", "DiffQuery", "change_git_patch", "change_patch", "diff",
-           "select_workspaces"]
+__all__ = ["STALE_WARNING", "Answer", "DiffQuery", "diff"]
 
 
 def diff(
