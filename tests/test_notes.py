@@ -102,11 +102,11 @@ def test_the_adapters_word_the_same_notes_their_own_way(settings: Settings) -> N
     assert cli_text(stale) == (
         f"warning: the daemon watching {root} is still making its baseline (3/10 files read); "
         "the answer may miss changes until it is done (`symdiff status` shows its progress)")
-    assert mcp_text(stale, root=root) is None  # the tool's `stale` field and warning say it
+    assert mcp_text(stale) is None  # the tool's `stale` field and warning say it
     unwatched = Unwatched(str(root), None)
     assert cli_text(unwatched) == (
         f"no daemon watches {root}: changes since it was last indexed are not shown; run "
         "`symdiff watch` to keep it current, or add --refresh")
-    assert mcp_text(unwatched, root=root) == (
+    assert mcp_text(unwatched) == (
         f"note: no symdiff daemon watches {root}: changes made since it was last indexed are "
         "missing; start `symdiff watch` there to keep the answer current")

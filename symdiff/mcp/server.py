@@ -142,7 +142,7 @@ class _Server(MCPServer[Any]):
                                lowlevel.create_initialization_options())
 
 
-def note_text(note: Note, *, root: Path) -> str | None:
+def note_text(note: Note) -> str | None:
     """One note of a `diff` answer as the tool words it beside the records, so that an empty
     or short answer is read right; None for the notes the tool leaves to its fields (the
     stale warning: `stale`, a limit: the schema) or that never apply to it."""
@@ -151,18 +151,18 @@ def note_text(note: Note, *, root: Path) -> str | None:
                 f"these are the last {note.longest} (symbol_history follows a symbol through "
                 "older records)")
     if isinstance(note, NothingIndexed):
-        return (f"note: nothing is indexed for {root} yet, so no change is recorded: start "
+        return (f"note: nothing is indexed for {note.root} yet, so no change is recorded: start "
                 "`symdiff watch` there (it also imports the last 720h of git history) or run "
                 "`symdiff index`; `against` answers from git meanwhile")
     if isinstance(note, Unwatched):
         upto = (f"these are the changes recorded up to {note.until}" if note.until
                 else "changes made since it was last indexed are missing")
-        return (f"note: no symdiff daemon watches {root}: {upto}; start `symdiff watch` there "
+        return (f"note: no symdiff daemon watches {note.root}: {upto}; start `symdiff watch` there "
                 "to keep the answer current")
     return None
 
 
-def _diff_texts(found: Answer, *, root: Path, compared: bool) -> list[str]:
+def _diff_texts(found: Answer, *, compared: bool) -> list[str]:
     """The text blocks after the records: the stale warning, the notes, where to go on."""
     texts = []
     if found.stale:
@@ -172,7 +172,7 @@ def _diff_texts(found: Answer, *, root: Path, compared: bool) -> list[str]:
         if found.more:
             texts.append("more files differ: raise limit (at most 500) or narrow path")
         return texts
-    texts.extend(text for note in found.notes if (text := note_text(note, root=root)))
+    texts.extend(text for note in found.notes if (text := note_text(note)))
     more = "more records match: call again with this cursor" if found.more else "no more"
     texts.append(f"cursor: {found.cursor} ({more})")
     return texts
@@ -245,7 +245,7 @@ def build_server(
         if found.stale:
             structured["stale"] = True
         result = success(structured, records)
-        texts = _diff_texts(found, root=settings.root, compared=against is not None)
+        texts = _diff_texts(found, compared=against is not None)
         result.content.extend(TextContent(type="text", text=text) for text in texts)
         return result
 
