@@ -45,7 +45,7 @@ _EXPORTS = {
     "git_patch": "symdiff.api",
     "import_history": "symdiff.api",
     "index": "symdiff.api",
-    "parse_go_duration": "symdiff.duration",
+    "parse_go_duration": "symdiff.api",
     "restore_symbol": "symdiff.api",
     "symbol_changes": "symdiff.api",
     "symbol_history": "symdiff.api",
@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
         git_patch,
         import_history,
         index,
+        parse_go_duration,
         restore_symbol,
         symbol_changes,
         symbol_history,
@@ -81,7 +82,6 @@ if TYPE_CHECKING:  # the same names, for type checkers
         upgrade_database,
     )
     from symdiff.config import Settings  # noqa: F401
-    from symdiff.duration import parse_go_duration  # noqa: F401
     from symdiff.errors import (  # noqa: F401
         DurationError,
         EditError,

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the names of _LAZY, for type checkers
     from symdiff.diffs.acp import FilePatch, build_diff
     from symdiff.diffs.linediff import Hunk, LineDiff, diff_lines, git_patch, unified_diff
     from symdiff.diffs.textdiff import text_diff
+    from symdiff.duration import parse_go_duration
     from symdiff.git.importer import ImportReport
     from symdiff.parse.extract import extract
     from symdiff.query.args import DiffQuery, decode_cursor
@@ -54,8 +55,8 @@ __all__ = [
     "Note", "NothingIndexed", "Report", "SinceCut", "Stale", "StartPass", "Step", "Unwatched",
     "View", "apply_edits", "build_diff", "change_view", "check_query", "collect",
     "decode_cursor", "diff", "diff_lines", "extract", "git_patch", "import_history", "index",
-    "is_own", "open_store", "refresh", "restore_symbol", "settle_heap", "status",
-    "symbol_changes", "symbol_history", "symbol_source", "symbol_view", "text_diff",
+    "is_own", "open_store", "parse_go_duration", "refresh", "restore_symbol", "settle_heap",
+    "status", "symbol_changes", "symbol_history", "symbol_source", "symbol_view", "text_diff",
     "unified_diff", "upgrade_database", "watch", "watched",
 ]  # fmt: skip
 
@@ -101,6 +102,7 @@ _LAZY = {
     "unified_diff": "symdiff.diffs.linediff",
     "FilePatch": "symdiff.diffs.acp",
     "build_diff": "symdiff.diffs.acp",
+    "parse_go_duration": "symdiff.duration",
 }
 
 
