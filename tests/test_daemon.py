@@ -26,10 +26,10 @@ from conftest import stored
 from symdiff.cli.main import cli
 from symdiff.config import Settings
 from symdiff.errors import LockedError
+from symdiff.query.status import status
 from symdiff.record.daemon import Daemon
 from symdiff.store import Store
 from symdiff.workspace.lock import running, workspace_lock
-from symdiff.workspace.status import status
 from symdiff.workspace.sync import sync
 
 Rec = tuple[str, str, str | None]

@@ -1,6 +1,6 @@
 """What the command line shows a person: the changes table, `watch`'s line per change, the
-status text. Records and plain data in, rich `Text` or lines out; the commands in `cli/`
-decide what to show and where.
+status text, the notes of an answer. Records and plain data in, rich `Text` or lines out;
+the commands in `cli/` decide what to show and where.
 
 Names are never cut inside a word: a table cell and `watch`'s line wrap at spaces, and a name
 wider than what is left of the line goes to a line of its own; only a name wider than the
@@ -15,10 +15,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from symdiff.config import workspace_root
 
 if TYPE_CHECKING:  # rich loads when a table or a line is drawn, not for --json's notes
     from rich.console import Console, ConsoleOptions
@@ -26,8 +23,7 @@ if TYPE_CHECKING:  # rich loads when a table or a line is drawn, not for --json'
     from rich.table import Table
     from rich.text import Text
 
-    from symdiff.query.answer import Answer
-    from symdiff.record.indexer import Report
+    from symdiff.api import Answer, Note, Stale
     from symdiff.records import ChangeRecord, SymbolRecord
 
 # Off a terminal, rich would wrap at 80 columns; as wide as the content instead.
@@ -326,62 +322,64 @@ def patch_text(text: str) -> Text:
     return out
 
 
-def _start_pass(root: Path) -> str | None:
+def changes_notes(answer: Answer) -> list[str]:
+    """What `symdiff changes` says on stderr beside its answer (its notes, worded), so that
+    nothing surprises."""
+    return [note_text(note) for note in answer.notes]
+
+
+def note_text(note: Note) -> str:
+    """One note of an answer as `symdiff changes` words it."""
+    from symdiff.api import (
+        STALE_WARNING,
+        BaselineTaken,
+        Hidden,
+        LimitReplaced,
+        NothingIndexed,
+        SinceCut,
+        Stale,
+        Unwatched,
+    )
+
+    if isinstance(note, LimitReplaced):
+        return (f"--limit is a whole number from 1 to {note.maximum}, got {note.given!r}: "
+                f"showing at most {note.used}; page on with --cursor")
+    if isinstance(note, SinceCut):
+        return (f"--since {note.given} is longer than {note.longest}, the longest window: "
+                f"showing the last {note.longest} (`symdiff log SYMBOL` follows a symbol "
+                "through older records)")
+    if isinstance(note, Stale):
+        return f"warning: {_start_pass(note) or STALE_WARNING}"
+    if isinstance(note, NothingIndexed):
+        return (f"nothing indexed under {note.root}: run `symdiff watch` or `symdiff index` "
+                "there first")
+    if isinstance(note, BaselineTaken):
+        files = "file" if note.scanned == 1 else "files"
+        return (f"took the baseline of {note.scanned} {files} under {note.root}: what changes "
+                "from now on shows once recorded (`symdiff watch`, or --refresh)")
+    if isinstance(note, Unwatched):
+        shown = (f"this is what was recorded up to {when(note.until)}" if note.until
+                 else "changes since it was last indexed are not shown")
+        return (f"no daemon watches {note.root}: {shown}; run `symdiff watch` to keep it "
+                "current, or add --refresh")
+    assert isinstance(note, Hidden)
+    noun = "change" if note.count == 1 else "changes"
+    return f"{note.count} {note.scope} {noun} hidden: --scope all shows them"
+
+
+def _start_pass(note: Stale) -> str | None:
     """Why a daemon does not answer yet, when it is still making its start pass."""
-    from symdiff.workspace.layout import read_status
-
-    progress = read_status(root).progress
-    if not isinstance(progress, dict):
+    started = note.start_pass
+    if started is None:
         return None
-    what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"
-    done, total = progress.get("done"), progress.get("total")
-    count = f"{done}/{total} files read" if total else "walking the tree"
-    return (f"the daemon watching {root} is still making its {what} ({count}); the answer "
-            "may miss changes until it is done (`symdiff status` shows its progress)")
+    what = "baseline" if started.name == "baseline" else "start reconcile"
+    count = f"{started.done}/{started.total} files read" if started.total else "walking the tree"
+    return (f"the daemon watching {note.root} is still making its {what} ({count}); the "
+            "answer may miss changes until it is done (`symdiff status` shows its progress)")
 
 
-def window_of(since: str) -> str:
+def window_of(answer: Answer, since: str) -> str:
     """The window a valid --since stands for, as a person reads it: 720h for anything longer."""
-    from symdiff.query.args import beyond_max_since
+    from symdiff.api import SinceCut
 
-    return "720h" if beyond_max_since(since) else since
-
-
-def changes_notes(answer: Answer, *, root: Path, scope: str, limit: str,
-                  refreshed: Report | None, own: bool,
-                  since: str | None = None) -> list[str]:  # fmt: skip
-    """What `symdiff changes` says on stderr beside its answer, so that nothing surprises.
-
-    Args:
-        limit: the --limit as given. own: the answer is about the caller's own workspace.
-        since: the --since as given, when it bounds the answer (no --cursor).
-    """
-    from symdiff.query.answer import STALE_WARNING
-    from symdiff.query.args import MAX_LIMIT, beyond_max_since, normalize_limit
-
-    notes = []
-    if not (limit.isdecimal() and normalize_limit(limit) == int(limit)):
-        notes.append(f"--limit is a whole number from 1 to {MAX_LIMIT}, got {limit!r}: "
-                     f"showing at most {normalize_limit(limit)}; page on with --cursor")
-    if since is not None and beyond_max_since(since):
-        notes.append(f"--since {since} is longer than 720h, the longest window: showing the "
-                     "last 720h (`symdiff log SYMBOL` follows a symbol through older records)")
-    if answer.stale:
-        notes.append(f"warning: {_start_pass(workspace_root(root)) or STALE_WARNING}")
-    if own and not answer.indexed:
-        notes.append(f"nothing indexed under {root}: run `symdiff watch` or `symdiff index` "
-                     "there first")
-    elif refreshed is not None and refreshed.baseline:
-        files = "file" if refreshed.scanned == 1 else "files"
-        notes.append(f"took the baseline of {refreshed.scanned} {files} under {root}: what "
-                     "changes from now on shows once recorded (`symdiff watch`, or --refresh)")
-    elif own and refreshed is None and not answer.watched:
-        shown = (f"this is what was recorded up to {when(answer.recorded_until)}"
-                 if answer.recorded_until else "changes since it was last indexed are not shown")
-        notes.append(f"no daemon watches {workspace_root(root)}: {shown}; run `symdiff watch` "
-                     "to keep it current, or add --refresh")
-    if answer.hidden and scope in ("impl", "test"):
-        other = "test" if scope == "impl" else "impl"
-        noun = "change" if answer.hidden == 1 else "changes"
-        notes.append(f"{answer.hidden} {other} {noun} hidden: --scope all shows them")
-    return notes
+    return next((n.longest for n in answer.notes if isinstance(n, SinceCut)), since)

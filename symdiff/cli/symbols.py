@@ -1,4 +1,4 @@
-"""The symbol history commands: `log`, `show`, `restore` (registered on the `cli` group)."""
+"""The symbol history commands: `log`, `show`, `restore`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from symdiff.cli.main import db_option, fail
+from symdiff.cli.common import db_option, fail, print_apply
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
 
@@ -44,7 +44,7 @@ def log_cmd(symbol: str, root: str | None, db: str | None, path: str | None,
     renames. A name in several places lists the selectors that name each one; an unknown
     name lists the closest recorded names. Exits 1 when no single definition is found.
     """
-    from symdiff.symbols.history import symbol_history
+    from symdiff.api import symbol_history
 
     settings = Settings.resolve(root, db=db, nearest=True)
     try:
@@ -100,7 +100,7 @@ def show_cmd(symbol: str, root: str | None, db: str | None, path: str | None,
     from `symdiff log`, which also tells same-named definitions apart). PATH:, #N (the Nth
     definition of the name in its file) and :LINE (the one holding that line now) pick one
     of several, as in `symdiff log`."""
-    from symdiff.symbols.history import symbol_source
+    from symdiff.api import symbol_source
 
     settings = Settings.resolve(root, db=db, nearest=True)
     try:
@@ -132,8 +132,7 @@ def restore_cmd(symbol: str, to: int, root: str | None, db: str | None, path: st
     index (origin `edit`) as `symdiff apply` does. A definition no longer in the file goes
     back beside a former neighbour.
     """
-    from symdiff.cli.main import _print_apply
-    from symdiff.symbols.restore import restore_symbol
+    from symdiff.api import restore_symbol
 
     settings = Settings.resolve(root, db=db, nearest=True)
     try:
@@ -146,4 +145,4 @@ def restore_cmd(symbol: str, to: int, root: str | None, db: str | None, path: st
     restored = result["restored"]
     assert isinstance(restored, dict)
     click.echo(f"{restored['name']} in {restored['path']} as at version {restored['version']}")
-    _print_apply(result)
+    print_apply(result)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from symdiff.config import Settings
-from symdiff.errors import InvalidArgs, ToolFailed
+from symdiff.errors import InvalidArgs, SymdiffError, ToolFailed
 from symdiff.model import Symbol
 from symdiff.store import Store
 from symdiff.store.kept import reader
@@ -22,7 +22,7 @@ from symdiff.symbols.select import Selector, definitions, lineage, parse_selecto
 from symdiff.symbols.texts import Texts, definition_text, find_symbol
 from symdiff.timestamps import format_us, to_us
 
-__all__ = ["History", "current", "symbol_history", "symbol_source"]
+__all__ = ["History", "current", "symbol_history", "symbol_source", "symbol_view"]
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 500
@@ -72,16 +72,9 @@ def _record(v: Version, texts: Texts, *, diffs: bool) -> dict[str, object]:
 def _since_us(since: str | None, now: datetime | None) -> int:
     if since is None:
         return 0
-    from symdiff.duration import parse_go_duration
-    from symdiff.errors import DurationError
+    from symdiff.duration import parse_duration_arg
 
-    try:
-        ns = parse_go_duration(since)
-    except DurationError as err:
-        raise DurationError(f"since: {err.reason}") from err
-    if ns < 0:
-        raise InvalidArgs(f"since must not be negative, got {since!r}")
-    return to_us(now or datetime.now(UTC)) - ns // 1000
+    return to_us(now or datetime.now(UTC)) - parse_duration_arg(since, name="since") // 1000
 
 
 def _limit(limit: int | None) -> int:
@@ -238,3 +231,28 @@ def _on_disk(store: Store, settings: Settings, sel: Selector) -> dict[str, objec
     return {"name": sym.name, "path": rel, "kind": sym.kind, "version": None,
             "start_line": sym.start_line, "end_line": sym.end_line,
             "source": definition_text(source, sym).decode("utf-8", "replace")}  # fmt: skip
+
+
+VIEW_VERSIONS = 200  # versions listed beside a symbol's diff
+
+
+def symbol_view(settings: Settings, *, name: str, path: str | None,
+                version: int | None) -> dict[str, object]:  # fmt: skip
+    """A definition's versions (newest first, without their diffs) and the symbol-scoped diff
+    of `version` (None: the newest), or why there is none."""
+    history = symbol_history(settings, name, path=path, limit=VIEW_VERSIONS,
+                             diffs=False).as_dict()  # fmt: skip
+    out: dict[str, object] = {"history": history, "version": version, "diff": None, "note": None}
+    store = reader(settings.db_url)
+    if history["status"] != "found" or store is None:
+        return out
+    try:
+        ws, lin = lineage(store, settings, name, path=path)
+        v = lin.newest if version is None else version_of(lin, version)
+        out["version"] = v.id
+        out["diff"] = Texts(store, ws.root).scoped_diff(v)
+    except SymdiffError as err:
+        out["note"] = err.reason
+    if out["diff"] is None and out["note"] is None:
+        out["note"] = "no text of this version is kept (a binary file or one over 4 MiB)"
+    return out

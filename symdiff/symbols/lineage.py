@@ -293,7 +293,7 @@ def find(store: Store, name: str, path: str | None, ws_ids: Sequence[int] | None
 
 def workspace(store: Store, settings: Settings) -> Workspace | None:
     """The workspace the caller is in (the nearest indexed root at or above it)."""
-    from symdiff.query.answer import select_workspaces
+    from symdiff.query.workspaces import select_workspaces
 
     workspaces = store.workspaces()
     ids = select_workspaces(workspaces, root=settings.root, host=settings.host, workspace=None)

@@ -1,7 +1,8 @@
 """Put one definition back as it was at a version, leaving the rest of the file as it is now.
 
-The restore is a SEARCH/REPLACE edit handed to `api.apply_edits`, so it gets that path's
-validation, atomic write, ACP preview, symbol preview and `edit` recording unchanged.
+The restore is a SEARCH/REPLACE edit handed to `apply_recorded` (what `api.apply_edits` runs), so
+it gets that path's validation, atomic write, ACP preview, symbol preview and `edit` recording
+unchanged.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def restore_symbol(
     sel = parse_selector(name, path=path)
     if sel.version is None:
         sel = replace(sel, version=to)
-    from symdiff.api import apply_edits
+    from symdiff.record.applied import apply_recorded
     from symdiff.store.kept import reader
 
     store = reader(settings.db_url)
@@ -113,7 +114,7 @@ def restore_symbol(
     block = _block(store, ws.root, lin, target)
     where = lin.newest.row.path
     edits = [{"file": where, "blocks": [block]}]
-    result = apply_edits(edits, settings=replace(settings, root=Path(ws.root)),
+    result = apply_recorded(edits, settings=replace(settings, root=Path(ws.root)),
                          allow_write=allow_write, dry_run=dry_run, client=client)  # fmt: skip
     result["restored"] = {"name": target.row.name, "path": where, "version": to}
     return result
