@@ -23,7 +23,7 @@ import pytest
 from conftest import stored
 
 from symdiff.api import apply_edits, index, open_store
-from symdiff.attribute.spans import spans as attribute_module
+from symdiff.attribute import spans as attribute_module
 from symdiff.config import Settings
 from symdiff.edits import apply_edits as apply_core
 from symdiff.edits import plan_edits
