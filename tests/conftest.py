@@ -1,14 +1,33 @@
-"""Shared fixtures: stores on real SQLite and PostgreSQL, and temporary repositories."""
+"""Shared fixtures and helpers: stores on real SQLite and PostgreSQL, real git repositories
+(one empty per test, or a session-built template copied per test), the command line run in the
+process or as a real process, the daemon on a thread, and a deadline-bounded wait.
+
+Test modules import helpers from here (`from conftest import git, symdiff_cli`), never from
+each other.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import subprocess
+import sys
+import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+if TYPE_CHECKING:
+    from symdiff.config import Settings
+    from symdiff.record.daemon import Daemon
+
+T = TypeVar("T")
 
 PG_ADMIN_URL = os.environ.get(
     "SYMDIFF_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -60,18 +79,21 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'db' / 'index.db'}"
 
 
-def git(repo: Path, *args: str) -> str:
-    """Run git in a repository and return its stdout."""
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-    }
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+}
+
+
+def git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run git in a repository and return its stdout; `env` adds to (or overrides) a fixed
+    identity and an empty global config."""
     return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+        env={**os.environ, **GIT_ENV, **(env or {})},
     ).stdout
 
 
@@ -82,6 +104,178 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     git(root, "init", "-q")
     return root
+
+
+class Templates:
+    """Directories (git repositories, say) built once per session by a builder, copied per test.
+
+    `copy(name, build, dest)` builds `name` with `build(path)` the first time, then copies it to
+    `dest` (a plain copy: the copy's .git is its own, so tests may commit, index and watch in it).
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.built: dict[str, Path] = {}
+
+    def get(self, name: str, build: Callable[[Path], object]) -> Path:
+        """The template itself: for tests that only read it."""
+        if name not in self.built:
+            path = self.base / name
+            path.mkdir()
+            build(path)
+            self.built[name] = path
+        return self.built[name]
+
+    def copy(self, name: str, build: Callable[[Path], object], dest: Path) -> Path:
+        shutil.copytree(self.get(name, build), dest, symlinks=True)
+        return dest
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    """Session-built directories, copied per test (see Templates)."""
+    return Templates(tmp_path_factory.mktemp("templates"))
+
+
+def make_settings(root: Path, db: str | None = None, **kw: Any) -> Settings:
+    """Settings for `root` with the database beside it (ROOT/../db/index.db, outside the tree,
+    so the tree holds only what the test wrote) unless `db` names one."""
+    from symdiff.config import Settings
+
+    return Settings.resolve(root, db=db or f"sqlite:///{root.parent / 'db' / 'index.db'}", **kw)
+
+
+def wait_until(condition: Callable[[], T], *, timeout: float = 30, interval: float = 0.02,
+               message: str | Callable[[], object] = "the condition") -> T:
+    """Poll `condition` until it returns something truthy (returned), or fail at the deadline.
+    For waits on other processes and threads that offer no event to wait on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = condition()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            what = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+@contextmanager
+def daemon_thread(settings: Settings, **kw: Any) -> Iterator[Daemon]:
+    """The daemon in-process on a thread; stopped (and its errors raised) on exit."""
+    from symdiff.record.daemon import Daemon
+
+    d = Daemon(settings, **kw)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            d.run()
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert d.ready.wait(30)
+    if errors:
+        raise errors[0]
+    try:
+        yield d
+    finally:
+        d.stop()
+        t.join(30)
+        assert not t.is_alive()
+    if errors:
+        raise errors[0]
+
+
+# ---- the command line ----------------------------------------------------------------------
+
+
+def cli_entry() -> Callable[[], None]:
+    """The console script's entry point (pyproject's [project.scripts] symdiff): the one place
+    the tests name it."""
+    from symdiff.cli.main import main
+
+    return main
+
+
+def cli_group() -> Any:
+    """The click group behind the entry point (for walking its commands and options)."""
+    from symdiff.cli.main import cli
+
+    return cli
+
+
+@contextmanager
+def _fresh_logging() -> Iterator[None]:
+    """Logging as a new process has it (no handlers, default levels) for the duration, then as
+    it was: the commands configure logging as a process that exits afterwards would."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
+              if isinstance(lg, logging.Logger)}
+    root.handlers = []
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            handler.close()
+        root.handlers, root.level = handlers, level
+        for name, lg in logging.root.manager.loggerDict.items():
+            if isinstance(lg, logging.Logger):
+                lg.setLevel(levels.get(name, logging.NOTSET))
+
+
+def symdiff_cli(*args: str, cwd: Path | None = None, input: str | None = None,
+                env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """`symdiff ARGS` run in this process through the console script's entry point, in `cwd`,
+    with `env` laid over os.environ (None unsets), `input` on stdin; stdout and stderr apart.
+
+    Gives what a real run gives (exit code, both streams) in milliseconds instead of half a
+    second: use it wherever the process boundary is not what a test checks.
+    """
+    from click.testing import CliRunner
+
+    entry = cli_entry()
+    runner = CliRunner()
+    old_cwd, old_argv = os.getcwd(), sys.argv
+    code: int = 0
+    with _fresh_logging(), runner.isolation(input=input, env=env) as (out, err, _):
+        sys.argv = ["symdiff", *args]
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            entry()
+        except SystemExit as done:
+            if done.code is None or isinstance(done.code, int):
+                code = done.code or 0
+            else:
+                sys.stderr.write(f"{done.code}\n")
+                code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.argv = old_argv
+            os.chdir(old_cwd)
+        stdout = out.getvalue().decode()
+        stderr = err.getvalue().decode()
+    return subprocess.CompletedProcess(["symdiff", *args], code, stdout, stderr)
+
+
+def symdiff_process(*args: str, cwd: Path | None = None, input: str | None = None,
+                    env: Mapping[str, str | None] | None = None,
+                    timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`symdiff ARGS` as a real process (`python -m symdiff`), for what only a process shows:
+    exit codes through the interpreter, stdout and stderr as pipes, signals, concurrency."""
+    environ = {**os.environ}
+    for key, value in (env or {}).items():
+        if value is None:
+            environ.pop(key, None)
+        else:
+            environ[key] = value
+    return subprocess.run([sys.executable, "-m", "symdiff", *args], cwd=cwd, env=environ,
+                          input=input, capture_output=True, text=True, timeout=timeout)
 
 
 def stored(
