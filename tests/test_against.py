@@ -167,7 +167,8 @@ def test_only_the_records_answered_are_built(project: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A large difference asked for a few files parses those few: the filters and the limit
     apply before line counts and symbols, and the answer is the same as building them all."""
-    from symdiff.attribute.spans import filechange
+    from symdiff.attribute import filechange
+
     settings = Settings.resolve(str(project))
     every = diff(settings, DiffQuery(against="HEAD", scope="all", limit=500)).records
     built: list[str] = []

@@ -416,7 +416,7 @@ def test_golden_pair(case: Path) -> None:
 
 
 def test_kept_lines_maps_untouched_old_lines_to_new_ones() -> None:
-    from symdiff.attribute.spans import spans as module
+    from symdiff.attribute import spans as module
     old = b"a\nb\nc\nd\ne\n"
     new = b"a\nX\nc\nY\nZ\nd\ne\n"  # b replaced, two lines inserted after c
     kept = module._kept_lines(diff_lines(old, new), len(old.split(b"\n")))
@@ -430,7 +430,7 @@ def test_the_shortcut_gives_the_answers_of_the_full_comparison(
     """Edits of a real file: every pair the shortcut calls unchanged, the texts agree on."""
     import random
 
-    from symdiff.attribute.spans import spans as module
+    from symdiff.attribute import spans as module
     from symdiff.parse.extract import extract
 
     source = (Path(__file__).parent / "fixtures" / "languages" / "python").glob("sample*")
