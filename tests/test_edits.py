@@ -20,11 +20,10 @@ from typing import Any
 import click
 import jsonschema
 import pytest
-from conftest import stored
+from conftest import make_settings, stored
 
 from symdiff.api import apply_edits, index, open_store
 from symdiff.attribute import spans as attribute_module
-from symdiff.config import Settings
 from symdiff.edits import apply_edits as apply_core
 from symdiff.edits import plan_edits
 from symdiff.edits.parse import parse_edits, parse_text
@@ -41,10 +40,6 @@ REAL = {
     "utils.py": Path(click.__file__).parent / "utils.py",
     "validators.py": Path(jsonschema.__file__).parent / "validators.py",
 }
-
-
-def _settings(root: Path, **kw: Any) -> Settings:
-    return Settings.resolve(root, db=f"sqlite:///{root.parent / 'db' / 'index.db'}", **kw)
 
 
 @pytest.fixture
@@ -75,7 +70,7 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
 
 
 def run(root: Path, edits: object, **kw: Any) -> dict[str, Any]:
-    return apply_edits(edits, settings=_settings(root), **kw)
+    return apply_edits(edits, settings=make_settings(root), **kw)
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -94,14 +89,30 @@ def test_text_form_several_files_blocks_fences_prose_and_crlf() -> None:
     assert all(x.whole_lines for x in a.blocks)
 
 
+# The example in the product's seed document (seed 004, "Diff Format"), with the lines around it.
+SEED_004 = """\
+The implementation agent produces actual code changes, but never applies them directly. It \
+outputs a structured diff that humans review and apply.
+Agent Input: Approved plan for "Fix session timeout"
+Agent Output:
+FILE: src/auth/session.ts
+<<<<<<< SEARCH
+const timeout = 3600000;
+=======
+const timeout = config.session.timeout ?? 3600000;
+>>>>>>> REPLACE
+Diff Format
+We use Search/Replace blocks instead of unified diffs.
+"""
+
+
 def test_seed_example_parses() -> None:
-    seed = Path("/work/shared/seeds/004_c5c2b4744e26782f.txt")
-    if not seed.exists():
-        pytest.skip("seed not present")
-    text = seed.read_text()
+    text = SEED_004
     start = text.index("FILE: src/auth/session.ts")
     [fe] = parse_text(text[start:text.index(">>>>>>> REPLACE", start) + 16])
+    assert fe.path == "src/auth/session.ts"
     assert fe.blocks[0].search == "const timeout = 3600000;\n"
+    assert fe.blocks[0].replace == "const timeout = config.session.timeout ?? 3600000;\n"
 
 
 def test_divider_inside_search_of_a_conflicted_file() -> None:
@@ -495,7 +506,7 @@ def _wait_for_staging(root: Path, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the applier never started writing")
 
 
-@pytest.mark.slow
+@pytest.mark.scale
 def test_sigkill_mid_apply_leaves_each_file_wholly_old_or_new(tmp_path: Path) -> None:
     root = (tmp_path / "ws").resolve()
     root.mkdir()
@@ -511,6 +522,7 @@ def test_sigkill_mid_apply_leaves_each_file_wholly_old_or_new(tmp_path: Path) ->
     script = tmp_path / "killer.py"
     script.write_text(KILLER)
     outcomes: list[str] = []
+    interrupted = 0  # kills that left temporary files: they landed mid-write
     for attempt in range(ATTEMPTS):
         for n in names:
             (root / n).write_text(old[n])
@@ -518,19 +530,26 @@ def test_sigkill_mid_apply_leaves_each_file_wholly_old_or_new(tmp_path: Path) ->
         _wait_for_staging(root, proc)
         time.sleep(random.uniform(0, 0.1))  # somewhere in the stage/rename phase
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        # Killed, not finished or failed: an applier that ends before the kill (or crashes at
+        # start) would leave every file old or new and prove nothing.
+        assert proc.wait() == -signal.SIGKILL, f"the applier was not killed (attempt {attempt})"
         states = []
         for n in names:
             data = (root / n).read_text()
             assert data in (old[n], new[n]), f"{n} is torn after a kill (attempt {attempt})"
             states.append(data == new[n])
         outcomes.append("new" if all(states) else "old" if not any(states) else "mixed")
+        left = 0
         for stray in root.iterdir():
             assert stray.name in names or stray.name.endswith(TMP_SUFFIX), stray.name
             if stray.name.endswith(TMP_SUFFIX):
                 stray.unlink()
-    print("outcomes of the kills:", {k: outcomes.count(k) for k in set(outcomes)})
+                left += 1
+        interrupted += left > 0
+    print("outcomes of the kills:", {k: outcomes.count(k) for k in set(outcomes)},
+          "interrupted mid-write:", interrupted)
     assert len(outcomes) == ATTEMPTS
+    assert interrupted + outcomes.count("mixed") >= 1, "no kill landed while files were written"
 
 
 # -- dry run, ACP, symbols, index ------------------------------------------------------------
@@ -566,7 +585,7 @@ def test_dry_run_writes_nothing_and_its_patch_applies_with_git(ws: Path) -> None
 
 
 def test_real_apply_is_recorded_in_the_index_at_once(ws: Path) -> None:
-    settings = _settings(ws)
+    settings = make_settings(ws)
     index(settings)  # the baseline
     src = (ws / "pkg/utils.py").read_text()
     text, line = _function(src, "make_str")
@@ -601,7 +620,7 @@ def test_an_edit_in_a_never_indexed_workspace_is_still_recorded(tmp_path: Path) 
     root.mkdir()
     (root / "a.py").write_text("def f():\n    return 1\n")
     (root / "other.py").write_text("x = 1\n")
-    settings = _settings(root)
+    settings = make_settings(root)
     edits = ("FILE: a.py\n<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE\n"
              "FILE: b.py\n<<<<<<< SEARCH\n=======\ndef g():\n    pass\n>>>>>>> REPLACE\n")
     result = apply_edits(edits, settings=settings, dry_run=False)
@@ -698,7 +717,7 @@ def test_a_dry_run_and_an_unrecorded_apply_never_open_the_index(ws: Path) -> Non
 
 def test_the_record_reuses_the_previews_attribution(ws: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = _settings(ws)
+    settings = make_settings(ws)
     index(settings)
     runs: list[int] = []
     real = attribute_module.attribute
