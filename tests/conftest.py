@@ -189,6 +189,18 @@ def daemon_thread(settings: Settings, **kw: Any) -> Iterator[Daemon]:
         raise errors[0]
 
 
+# ---- language fixtures -----------------------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "languages"
+LANGUAGES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def sample_of(language: str) -> bytes:
+    """The sample source file of a language's fixture directory (tests/fixtures/languages)."""
+    (path,) = (p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
+    return path.read_bytes()
+
+
 # ---- the command line ----------------------------------------------------------------------
 
 
