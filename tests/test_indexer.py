@@ -341,6 +341,7 @@ def test_two_indexers_never_record_a_change_twice(repo: Path, sqlite_url: str) -
     assert sorted(c.path for c in changes) == sorted(f"f{i}.py" for i in range(300))
 
 
+@pytest.mark.scale
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_killed_pass_loses_and_duplicates_nothing(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
