@@ -10,17 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import make_settings
 from unprivileged import python, symdiff
 
-from symdiff.config import Settings
 from symdiff.record.indexer import Notices, Report, reconcile
 from symdiff.store import Store
 
 HOST = "test-host"
-
-
-def _settings(root: Path, url: str) -> Settings:
-    return Settings.resolve(root, db=url, host=HOST)
 
 
 def _kinds(report: Report) -> list[tuple[str, str]]:
@@ -43,7 +39,7 @@ def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_recorded(
     repo: Path, url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     (repo / "ok.py").write_text("x = 1\n")
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     notices = Notices()
     with Store(url) as store:
         reconcile(store, settings, notices=notices)
@@ -148,7 +144,7 @@ print(json.dumps(out))
 def test_an_unlistable_directory_on_the_event_path_deletes_nothing(repo: Path, url: str) -> None:
     """`reconcile(paths=...)` for the directory, for a file in it, and for the tree's root."""
     _tree_with_a_private_dir(repo)
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     with Store(url) as store:
         reconcile(store, settings)
     (repo / "private").chmod(0)
@@ -169,7 +165,7 @@ def test_a_file_replaced_by_a_directory_is_deleted(repo: Path, url: str) -> None
     (repo / "f").write_text("was a file\n")
     (repo / "g").write_text("also a file\n")
     (repo / "keep.py").write_text("k = 1\n")
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     with Store(url) as store:
         reconcile(store, settings)
         (repo / "f").unlink()
