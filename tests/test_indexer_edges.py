@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_settings
+from conftest import make_settings, symdiff_cli
 from unprivileged import python, symdiff
 
 from symdiff.record.indexer import Notices, Report, reconcile
@@ -105,11 +105,11 @@ def test_files_under_an_unlistable_directory_keep_their_state(
     _tree_with_a_private_dir(repo)
     args = ["index", str(repo), "--db", url, "--json"]
     env = {"SYMDIFF_HOST": HOST}
-    assert symdiff(*args, env=env).returncode == 0  # the baseline
+    assert symdiff_cli(*args, env=env).returncode == 0  # the baseline, readable: in-process
     (repo / "open.py").write_text("o = 2\n")
     (repo / "private").chmod(mode)
     try:
-        blind = symdiff(*args, env=env)
+        blind = symdiff(*args, env=env)  # a process the modes bind (see unprivileged.py)
     finally:
         (repo / "private").chmod(0o755)
     assert blind.returncode == 0, blind.stderr
@@ -121,7 +121,7 @@ def test_files_under_an_unlistable_directory_keep_their_state(
     else:
         assert report["skipped"] == ["private"]
         assert f"cannot list {repo / 'private'}: Permission denied" in blind.stderr
-    back = json.loads(symdiff(*args, env=env).stdout)
+    back = json.loads(symdiff_cli(*args, env=env).stdout)
     assert back["changes"] == [] and back["skipped"] == []
 
 
