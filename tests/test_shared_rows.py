@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import UTC, datetime
 
 import pytest
+from conftest import wait_until
 from sqlalchemy import inspect, text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, SymbolChangeType
@@ -190,7 +190,16 @@ def test_postgresql_gc_waits_for_a_writer_that_picked_a_name(pg_url: str) -> Non
             collector = threading.Thread(
                 target=lambda: result.append(gc.delete_orphans(store.engine)))
             collector.start()
-            time.sleep(0.5)
+
+            def waiting() -> bool:  # the collector's delete asks for the lock the writer holds
+                with store.engine.connect() as conn:
+                    return bool(conn.execute(text(
+                        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                        "WHERE NOT l.granted AND c.relname IN ('symbol_names', 'provenance') "
+                        "AND l.database = (SELECT oid FROM pg_database "
+                        "WHERE datname = current_database())")).scalar())
+
+            wait_until(waiting, timeout=30, message="the collector waiting on the writer's lock")
             assert collector.is_alive()  # held back by the writer's lock
             insert_changes(writer, ws, [_change("b.py", 2, _CHECKOUT, _GIT, "reused", "f")])
         collector.join(30)
