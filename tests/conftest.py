@@ -58,8 +58,58 @@ def pg_server() -> str:
     return PG_ADMIN_URL
 
 
+class _PgTurn:
+    """One test at a time on the PostgreSQL server, across pytest-xdist's workers.
+
+    Each test has a database of its own, but a PostgreSQL snapshot's xmin is the server's: a
+    transaction open in any database holds back what cursors and gc may see as settled (see
+    symdiff.store.changes). So tests that use the server take turns (an flock on a file the
+    workers share), as they would in one process, while the other worker runs tests that do
+    not. Re-entrant within a process (a template made while a test holds the turn).
+    """
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.fd: int | None = None
+
+    @contextmanager
+    def held(self, lock_file: Path) -> Iterator[None]:
+        import fcntl
+
+        if self.depth == 0:
+            self.fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth == 0 and self.fd is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+                os.close(self.fd)
+                self.fd = None
+
+
+_PG_TURN = _PgTurn()
+
+
+@pytest.fixture(scope="session")
+def pg_lock_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file in the folder this session's workers share (the session's own folder when it
+    runs without workers)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "postgres.lock"
+
+
 @pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
+def _pg_turn(pg_server: str, pg_lock_file: Path) -> Iterator[None]:
+    """This test's turn on the PostgreSQL server (see _PgTurn)."""
+    with _PG_TURN.held(pg_lock_file):
+        yield
+
+
+@pytest.fixture
+def pg_url(pg_server: str, _pg_turn: None) -> Iterator[str]:
     """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
     import psycopg
 
@@ -69,6 +119,43 @@ def pg_url(pg_server: str) -> Iterator[str]:
         conn.execute(f'CREATE DATABASE "{name}"')
     base = pg_server.rsplit("/", 1)[0]
     yield f"{base}/{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_head_template(pg_server: str, pg_lock_file: Path) -> Iterator[str]:
+    """The name of a database at the current schema, made once per session (per worker) for
+    pg_head_url to clone; nothing stays connected to it."""
+    import psycopg
+
+    from symdiff.store import Store
+
+    name = f"symdiff_tpl_{uuid.uuid4().hex[:12]}"
+    admin = pg_server.replace("postgresql+psycopg", "postgresql")
+    with _PG_TURN.held(pg_lock_file):
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        with Store(f"{pg_server.rsplit('/', 1)[0]}/{name}"):  # migrates the empty database
+            pass
+    yield name
+    with _PG_TURN.held(pg_lock_file), psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_head_url(pg_server: str, _pg_turn: None, pg_head_template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, already at the current schema (a copy of a
+    session template: what a Store makes of pg_url's empty database on opening it, without
+    running the migrations per test), dropped afterwards. Tests of the migrations themselves
+    take pg_url."""
+    import psycopg
+
+    name = f"symdiff_t_{uuid.uuid4().hex[:12]}"
+    admin = pg_server.replace("postgresql+psycopg", "postgresql")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_head_template}"')
+    yield f"{pg_server.rsplit('/', 1)[0]}/{name}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

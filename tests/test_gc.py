@@ -39,7 +39,8 @@ KEEP_US = 4 * 86400 * 1_000_000  # a 96h window: days 6-10 of the history stay
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+    name = "sqlite_url" if request.param == "sqlite" else "pg_head_url"
+    return str(request.getfixturevalue(name))
 
 
 def settings_for(url: str, tmp_path: Path, keep_us: int = KEEP_US) -> Settings:

@@ -111,7 +111,7 @@ def _edit_session(root: Path) -> None:
 def test_session_matches_git_numstat(
     repo: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     _populate(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
@@ -143,9 +143,9 @@ def test_session_matches_git_numstat(
     assert ("added_at_end", "added") in {(s.name, s.change_type.value) for s in core.symbols}
 
 
-def test_sqlite_and_postgresql_give_the_same_records(tmp_path: Path, pg_url: str) -> None:
+def test_sqlite_and_postgresql_give_the_same_records(tmp_path: Path, pg_head_url: str) -> None:
     records = []
-    for i, url in enumerate([f"sqlite:///{tmp_path / 'a.db'}", pg_url]):
+    for i, url in enumerate([f"sqlite:///{tmp_path / 'a.db'}", pg_head_url]):
         root = tmp_path / f"tree{i}"
         root.mkdir()
         _populate(root)

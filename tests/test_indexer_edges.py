@@ -29,7 +29,8 @@ def _bytes_path(root: Path, name: bytes) -> bytes:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+    name = "sqlite_url" if request.param == "sqlite" else "pg_head_url"
+    return str(request.getfixturevalue(name))
 
 
 # -- names that are not UTF-8 -----------------------------------------------------------------

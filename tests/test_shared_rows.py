@@ -171,14 +171,14 @@ def test_a_batch_stores_its_provenance_and_names_once(backend: str,
     assert {r["symbols"][0]["name"] for r in records} == {"shared", "solo"}
 
 
-def test_postgresql_gc_waits_for_a_writer_that_picked_a_name(pg_url: str) -> None:
+def test_postgresql_gc_waits_for_a_writer_that_picked_a_name(pg_head_url: str) -> None:
     """A PostgreSQL writer has looked up an unused name and provenance row and not yet written
     the record that uses them; gc's delete batch waits for it instead of deleting them under
     it, then keeps them: the record commits with the ids it picked, nothing is lost."""
     from symdiff.store.changes import insert_changes
     from symdiff.store.interned import hold, name_ids, provenance_id
 
-    with Store(pg_url) as store:
+    with Store(pg_head_url) as store:
         ws = store.ensure_workspace("/r", "h").id
         store.apply(ws, [Mutation(change=_change("a.py", 1, _CHECKOUT, _GIT, "reused", "f"))])
         gc.delete_records(store.engine, before_us=2**62)  # the name and provenance now unused
