@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import jsonschema
 import pytest
-from conftest import symdiff_cli
+from conftest import git, symdiff_cli
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, TextContent
@@ -175,7 +175,7 @@ def test_mcp_allow_grants_reading_and_allow_write_grants_writing(ws: Path, tmp_p
     for folder in (readable, writable):
         folder.mkdir()
         (folder / "r.txt").write_text("r\n")
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git(ws, "init", "-q")
     config = (ws / ".git/config").read_text()
 
     def create(path: Path | str) -> dict[str, Any]:

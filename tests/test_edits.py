@@ -20,7 +20,7 @@ from typing import Any
 import click
 import jsonschema
 import pytest
-from conftest import make_settings, stored
+from conftest import git, make_settings, stored
 
 from symdiff.api import apply_edits, index, open_store
 from symdiff.attribute import spans as attribute_module
@@ -409,7 +409,7 @@ def test_allow_root_and_a_symlink_inside_the_root(ws: Path, tmp_path: Path) -> N
 
 
 def test_version_control_directories_are_never_written(ws: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git(ws, "init", "-q")
     config = (ws / ".git/config").read_text()
     (ws / "wt").mkdir()
     (ws / "wt/.git").write_text("gitdir: ../.git\n")  # a worktree's .git is a file
