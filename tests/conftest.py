@@ -362,21 +362,6 @@ def symdiff_cli(*args: str, cwd: Path | None = None, input: str | None = None,
     return subprocess.CompletedProcess(["symdiff", *args], code, stdout, stderr)
 
 
-def symdiff_process(*args: str, cwd: Path | None = None, input: str | None = None,
-                    env: Mapping[str, str | None] | None = None,
-                    timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """`symdiff ARGS` as a real process (`python -m symdiff`), for what only a process shows:
-    exit codes through the interpreter, stdout and stderr as pipes, signals, concurrency."""
-    environ = {**os.environ}
-    for key, value in (env or {}).items():
-        if value is None:
-            environ.pop(key, None)
-        else:
-            environ[key] = value
-    return subprocess.run([sys.executable, "-m", "symdiff", *args], cwd=cwd, env=environ,
-                          input=input, capture_output=True, text=True, timeout=timeout)
-
-
 def stored(
     store: object,
     *,
