@@ -1,5 +1,6 @@
 """`symdiff apply` through the console script's entry point (in the process), and `apply_edits`
 from a real MCP client over stdio."""
+
 from __future__ import annotations
 
 import json
