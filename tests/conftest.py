@@ -1,14 +1,33 @@
-"""Shared fixtures: stores on real SQLite and PostgreSQL, and temporary repositories."""
+"""Shared fixtures and helpers: stores on real SQLite and PostgreSQL, real git repositories
+(one empty per test, or a session-built template copied per test), the command line run in the
+process or as a real process, the daemon on a thread, and a deadline-bounded wait.
+
+Test modules import helpers from here (`from conftest import git, symdiff_cli`), never from
+each other.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 import subprocess
+import sys
+import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+if TYPE_CHECKING:
+    from symdiff.config import Settings
+    from symdiff.record.daemon import Daemon
+
+T = TypeVar("T")
 
 PG_ADMIN_URL = os.environ.get(
     "SYMDIFF_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -39,8 +58,58 @@ def pg_server() -> str:
     return PG_ADMIN_URL
 
 
+class _PgTurn:
+    """One test at a time on the PostgreSQL server, across pytest-xdist's workers.
+
+    Each test has a database of its own, but a PostgreSQL snapshot's xmin is the server's: a
+    transaction open in any database holds back what cursors and gc may see as settled (see
+    symdiff.store.changes). So tests that use the server take turns (an flock on a file the
+    workers share), as they would in one process, while the other worker runs tests that do
+    not. Re-entrant within a process (a template made while a test holds the turn).
+    """
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.fd: int | None = None
+
+    @contextmanager
+    def held(self, lock_file: Path) -> Iterator[None]:
+        import fcntl
+
+        if self.depth == 0:
+            self.fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth == 0 and self.fd is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+                os.close(self.fd)
+                self.fd = None
+
+
+_PG_TURN = _PgTurn()
+
+
+@pytest.fixture(scope="session")
+def pg_lock_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file in the folder this session's workers share (the session's own folder when it
+    runs without workers)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "postgres.lock"
+
+
 @pytest.fixture
-def pg_url(pg_server: str) -> Iterator[str]:
+def _pg_turn(pg_server: str, pg_lock_file: Path) -> Iterator[None]:
+    """This test's turn on the PostgreSQL server (see _PgTurn)."""
+    with _PG_TURN.held(pg_lock_file):
+        yield
+
+
+@pytest.fixture
+def pg_url(pg_server: str, _pg_turn: None) -> Iterator[str]:
     """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
     import psycopg
 
@@ -54,24 +123,64 @@ def pg_url(pg_server: str) -> Iterator[str]:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(scope="session")
+def pg_head_template(pg_server: str, pg_lock_file: Path) -> Iterator[str]:
+    """The name of a database at the current schema, made once per session (per worker) for
+    pg_head_url to clone; nothing stays connected to it."""
+    import psycopg
+
+    from symdiff.store import Store
+
+    name = f"symdiff_tpl_{uuid.uuid4().hex[:12]}"
+    admin = pg_server.replace("postgresql+psycopg", "postgresql")
+    with _PG_TURN.held(pg_lock_file):
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        with Store(f"{pg_server.rsplit('/', 1)[0]}/{name}"):  # migrates the empty database
+            pass
+    yield name
+    with _PG_TURN.held(pg_lock_file), psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_head_url(pg_server: str, _pg_turn: None, pg_head_template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database for one test, already at the current schema (a copy of a
+    session template: what a Store makes of pg_url's empty database on opening it, without
+    running the migrations per test), dropped afterwards. Tests of the migrations themselves
+    take pg_url."""
+    import psycopg
+
+    name = f"symdiff_t_{uuid.uuid4().hex[:12]}"
+    admin = pg_server.replace("postgresql+psycopg", "postgresql")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_head_template}"')
+    yield f"{pg_server.rsplit('/', 1)[0]}/{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     """A SQLite database file in a temporary directory."""
     return f"sqlite:///{tmp_path / 'db' / 'index.db'}"
 
 
-def git(repo: Path, *args: str) -> str:
-    """Run git in a repository and return its stdout."""
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-    }
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@t",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@t",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+}
+
+
+def git(repo: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run git in a repository and return its stdout; `env` adds to (or overrides) a fixed
+    identity and an empty global config."""
     return subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env
+        ["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+        env={**os.environ, **GIT_ENV, **(env or {})},
     ).stdout
 
 
@@ -82,6 +191,175 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     git(root, "init", "-q")
     return root
+
+
+class Templates:
+    """Directories (git repositories, say) built once per session by a builder, copied per test.
+
+    `copy(name, build, dest)` builds `name` with `build(path)` the first time, then copies it to
+    `dest` (a plain copy: the copy's .git is its own, so tests may commit, index and watch in it).
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.built: dict[str, Path] = {}
+
+    def get(self, name: str, build: Callable[[Path], object]) -> Path:
+        """The template itself: for tests that only read it."""
+        if name not in self.built:
+            path = self.base / name
+            path.mkdir()
+            build(path)
+            self.built[name] = path
+        return self.built[name]
+
+    def copy(self, name: str, build: Callable[[Path], object], dest: Path) -> Path:
+        shutil.copytree(self.get(name, build), dest, symlinks=True)
+        return dest
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    """Session-built directories, copied per test (see Templates)."""
+    return Templates(tmp_path_factory.mktemp("templates"))
+
+
+def make_settings(root: Path, db: str | None = None, **kw: Any) -> Settings:
+    """Settings for `root` with the database beside it (ROOT/../db/index.db, outside the tree,
+    so the tree holds only what the test wrote) unless `db` names one."""
+    from symdiff.config import Settings
+
+    return Settings.resolve(root, db=db or f"sqlite:///{root.parent / 'db' / 'index.db'}", **kw)
+
+
+def wait_until(condition: Callable[[], T], *, timeout: float = 30, interval: float = 0.02,
+               message: str | Callable[[], object] = "the condition") -> T:
+    """Poll `condition` until it returns something truthy (returned), or fail at the deadline.
+    For waits on other processes and threads that offer no event to wait on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = condition()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            what = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+@contextmanager
+def daemon_thread(settings: Settings, **kw: Any) -> Iterator[Daemon]:
+    """The daemon in-process on a thread; stopped (and its errors raised) on exit."""
+    from symdiff.record.daemon import Daemon
+
+    d = Daemon(settings, **kw)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            d.run()
+        except BaseException as exc:  # handed to the test thread
+            errors.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert d.ready.wait(30)
+    if errors:
+        raise errors[0]
+    try:
+        yield d
+    finally:
+        d.stop()
+        t.join(30)
+        assert not t.is_alive()
+    if errors:
+        raise errors[0]
+
+
+# ---- language fixtures -----------------------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "languages"
+LANGUAGES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def sample_of(language: str) -> bytes:
+    """The sample source file of a language's fixture directory (tests/fixtures/languages)."""
+    (path,) = (p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
+    return path.read_bytes()
+
+
+# ---- the command line ----------------------------------------------------------------------
+
+
+def cli_entry() -> Callable[[], None]:
+    """The console script's entry point (pyproject's [project.scripts] symdiff): the one place
+    the tests name it."""
+    from symdiff.cli.main import main
+
+    return main
+
+
+def cli_group() -> Any:
+    """The click group behind the entry point (for walking its commands and options)."""
+    from symdiff.cli.main import cli
+
+    return cli
+
+
+@contextmanager
+def _fresh_logging() -> Iterator[None]:
+    """Logging as a new process has it (no handlers, default levels) for the duration, then as
+    it was: the commands configure logging as a process that exits afterwards would."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
+              if isinstance(lg, logging.Logger)}
+    root.handlers = []
+    try:
+        yield
+    finally:
+        for handler in root.handlers:
+            handler.close()
+        root.handlers, root.level = handlers, level
+        for name, lg in logging.root.manager.loggerDict.items():
+            if isinstance(lg, logging.Logger):
+                lg.setLevel(levels.get(name, logging.NOTSET))
+
+
+def symdiff_cli(*args: str, cwd: Path | None = None, input: str | None = None,
+                env: Mapping[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """`symdiff ARGS` run in this process through the console script's entry point, in `cwd`,
+    with `env` laid over os.environ (None unsets), `input` on stdin; stdout and stderr apart.
+
+    Gives what a real run gives (exit code, both streams) in milliseconds instead of half a
+    second: use it wherever the process boundary is not what a test checks.
+    """
+    from click.testing import CliRunner
+
+    entry = cli_entry()
+    runner = CliRunner()
+    old_cwd, old_argv = os.getcwd(), sys.argv
+    code: int = 0
+    with _fresh_logging(), runner.isolation(input=input, env=env) as (out, err, _):
+        sys.argv = ["symdiff", *args]
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            entry()
+        except SystemExit as done:
+            if done.code is None or isinstance(done.code, int):
+                code = done.code or 0
+            else:
+                sys.stderr.write(f"{done.code}\n")
+                code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.argv = old_argv
+            os.chdir(old_cwd)
+        stdout = out.getvalue().decode()
+        stderr = err.getvalue().decode()
+    return subprocess.CompletedProcess(["symdiff", *args], code, stdout, stderr)
 
 
 def stored(

@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from conftest import git
 
 from symdiff.diffs.acp import PATCH_CAP, FilePatch, build_diff
 from symdiff.diffs.linediff import EXECUTABLE_MODE, SYMLINK_MODE
@@ -28,7 +29,7 @@ def _valid(diff: dict[str, object]) -> dict[str, Any]:
 def _repo(tmp: Path, files: dict[str, bytes]) -> Path:
     repo = tmp / "repo"
     repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    git(repo, "init", "-q")
     for name, data in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_bytes(data)

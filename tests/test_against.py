@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-from conftest import git
+from conftest import Templates, git, symdiff_cli
 
-from symdiff.cli.main import cli
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.query.answer import DiffQuery, diff
@@ -75,8 +73,14 @@ BIG = "".join(f"def h{i}(a):\n    return a + {i}\n\n\n" for i in range(30))
 
 
 @pytest.fixture
-def project(repo: Path) -> Path:
-    """Two commits on main, a tag, a side branch; then a work tree with every kind of change."""
+def project(templates: Templates, tmp_path: Path) -> Path:
+    """Two commits on main, a tag, a side branch; then a work tree with every kind of change
+    (built once per session; each test gets its own copy)."""
+    return templates.copy("against-project", _build_project, tmp_path / "repo")
+
+
+def _build_project(repo: Path) -> None:
+    git(repo, "init", "-q")
     git(repo, "checkout", "-q", "-b", "main")
     (repo / "src").mkdir()
     (repo / "src" / "a.py").write_text(PY_V1)
@@ -105,7 +109,6 @@ def project(repo: Path) -> Path:
     (repo / "x.log").write_text("ignored\n")
     (repo / "build").mkdir()
     (repo / "build" / "out.py").write_text("ignored = 1\n")
-    return repo
 
 
 @pytest.mark.parametrize("ref", ["HEAD", "HEAD~1", "main", "v1", "side...", "main..."])
@@ -281,14 +284,14 @@ def test_include_patch_gives_a_patch_git_applies(project: Path, tmp_path: Path) 
 
 
 def test_the_cli(project: Path) -> None:
-    run = CliRunner().invoke(cli, ["changes", "--root", str(project), "--against", "HEAD",
-                                   "--scope", "all", "--json"])  # fmt: skip
-    assert run.exit_code == 0, run.output
+    run = symdiff_cli("changes", "--root", str(project), "--against", "HEAD", "--scope", "all",
+                      "--json")  # fmt: skip
+    assert run.returncode == 0, run.stderr
     assert as_numstat(json.loads(run.stdout)) == oracle(project, "HEAD")
-    table = CliRunner().invoke(cli, ["changes", "--root", str(project), "--against", "HEAD"])
-    assert table.exit_code == 0 and "src/big.py → src/moved.py" in table.stdout
-    bad = CliRunner().invoke(cli, ["changes", "--root", str(project), "--against", "nope"])
-    assert bad.exit_code == 2 and 'invalid_args: unknown revision "nope"' in bad.stderr
+    table = symdiff_cli("changes", "--root", str(project), "--against", "HEAD")
+    assert table.returncode == 0 and "src/big.py → src/moved.py" in table.stdout
+    bad = symdiff_cli("changes", "--root", str(project), "--against", "nope")
+    assert bad.returncode == 2 and 'invalid_args: unknown revision "nope"' in bad.stderr
 
 
 def test_the_mcp_tool(project: Path) -> None:

@@ -1,4 +1,8 @@
-"""The CLI as a user meets it: every command has help, errors have exit codes."""
+"""The CLI as a user meets it: every command has help, errors have exit codes.
+
+The real-process tests of the console script live here (the entry point, exit codes through
+the interpreter, stdout and stderr as separate pipes, processes racing); the other CLI tests
+run the same entry point in the process (conftest.symdiff_cli)."""
 
 from __future__ import annotations
 
@@ -11,8 +15,7 @@ from pathlib import Path
 
 import click
 from click.testing import CliRunner
-
-from symdiff.cli.main import cli
+from conftest import cli_group, symdiff_cli
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -25,6 +28,7 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
 
 
 def test_every_command_and_option_has_help() -> None:
+    cli = cli_group()
     commands = _commands(cli)
     assert {("index",), ("db",), ("db", "upgrade")} <= set(commands)
     for path in commands:
@@ -42,9 +46,11 @@ def test_every_command_and_option_has_help() -> None:
 
 def test_index_then_changes_through_the_console_script(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("def f():\n    return 1\n")
-    exe = [sys.executable, "-m", "symdiff"]
-    first = subprocess.run([*exe, "index", str(tmp_path), "--json"], capture_output=True,
+    script = Path(sys.executable).parent / "symdiff"  # pyproject's [project.scripts] wrapper
+    assert script.is_file(), "the console script is installed beside the interpreter"
+    first = subprocess.run([str(script), "index", str(tmp_path), "--json"], capture_output=True,
                            text=True, check=True)  # fmt: skip
+    exe = [sys.executable, "-m", "symdiff"]
     assert json.loads(first.stdout)["baseline"] is True
     (tmp_path / "a.py").write_text("def f(x):\n    return 1\n")
     second = subprocess.run([*exe, "index", str(tmp_path), "--json"], capture_output=True,
@@ -97,8 +103,8 @@ def test_a_bad_environment_value_is_a_clear_error(tmp_path: Path) -> None:
 def test_upgrade_reports_the_databases_revision(tmp_path: Path) -> None:
     from symdiff.store.schema import HEAD
 
-    res = subprocess.run([sys.executable, "-m", "symdiff", "db", "upgrade", "--root",
-                          str(tmp_path)], capture_output=True, text=True, check=True)  # fmt: skip
+    res = symdiff_cli("db", "upgrade", "--root", str(tmp_path))
+    assert res.returncode == 0, res.stderr
     assert res.stdout == f"database at revision {HEAD}\n"
 
 

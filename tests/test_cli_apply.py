@@ -1,4 +1,5 @@
-"""`symdiff apply` from a shell, and `apply_edits` from a real MCP client over stdio."""
+"""`symdiff apply` through the console script's entry point (in the process), and `apply_edits`
+from a real MCP client over stdio."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from conftest import git, symdiff_cli
 from mcp.client.session import ClientSession
 from mcp_servers import run_stdio
 from mcp_types import CallToolResult, TextContent
@@ -37,10 +39,10 @@ def ws(tmp_path: Path) -> Path:
 
 
 def symdiff(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`symdiff ARGS` on `root` in this process (test_cli.py runs the real console script)."""
     where = [str(root)] if args[0] == "index" else ["--root", str(root)]
     db = f"sqlite:///{root.parent / 'db' / 'index.db'}"
-    return subprocess.run([sys.executable, "-m", "symdiff", *args, *where, "--db", db],
-                          input=stdin, capture_output=True, text=True, cwd=root)
+    return symdiff_cli(*args, *where, "--db", db, input=stdin, cwd=root)
 
 
 def test_dry_run_from_stdin_prints_the_summary_and_writes_nothing(ws: Path) -> None:
@@ -104,8 +106,7 @@ def test_outside_the_root_needs_allow_write(ws: Path, tmp_path: Path) -> None:
 
 
 def test_help_mentions_the_format() -> None:
-    res = subprocess.run([sys.executable, "-m", "symdiff", "apply", "--help"],
-                         capture_output=True, text=True)
+    res = symdiff_cli("apply", "--help")
     assert res.returncode == 0 and "<<<<<<< SEARCH" in res.stdout and "--dry-run" in res.stdout
 
 
@@ -161,7 +162,7 @@ def test_mcp_allow_grants_reading_and_allow_write_grants_writing(ws: Path, tmp_p
     for folder in (readable, writable):
         folder.mkdir()
         (folder / "r.txt").write_text("r\n")
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git(ws, "init", "-q")
     config = (ws / ".git/config").read_text()
 
     def create(path: Path | str) -> dict[str, Any]:

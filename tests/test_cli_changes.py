@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from symdiff.cli.main import cli
+from conftest import cli_group, symdiff_cli
 
 
 def symdiff(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the real console entry point in `root`."""
-    env = {**os.environ, "SYMDIFF_HOST": "cli-test", "COLUMNS": "200"}
-    env.pop("SYMDIFF_DB", None)
-    return subprocess.run([sys.executable, "-m", "symdiff", *args], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
+    """`symdiff ARGS` in `root`, in this process (test_cli.py runs the real console script)."""
+    return symdiff_cli(*args, cwd=root,
+                       env={"SYMDIFF_HOST": "cli-test", "COLUMNS": "200", "SYMDIFF_DB": None})
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +87,8 @@ def test_bad_arguments_exit_2(tree: Path, args: list[str], message: str) -> None
 
 
 def test_never_indexed_tree_has_no_changes_and_stays_clean(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["changes", "--root", str(tmp_path), "--json"],
-                                env={"SYMDIFF_DB": None})
-    assert result.exit_code == 0, result.output
+    result = symdiff_cli("changes", "--root", str(tmp_path), "--json", env={"SYMDIFF_DB": None})
+    assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
     assert result.stderr == (f"symdiff: nothing indexed under {tmp_path}: run `symdiff watch` "
                              "or `symdiff index` there first\n")
@@ -104,7 +97,7 @@ def test_never_indexed_tree_has_no_changes_and_stays_clean(tmp_path: Path) -> No
 
 def test_every_option_has_help() -> None:
     for name in ("changes", "serve"):
-        command = cli.commands[name]
+        command = cli_group().commands[name]
         assert command.help
         for param in command.params:
             assert getattr(param, "help", None), f"{name} {param.name}"

@@ -23,7 +23,7 @@ HOST = "host-c"
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def url(request: pytest.FixtureRequest, sqlite_url: str) -> str:
     Path(sqlite_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    return sqlite_url if request.param == "sqlite" else str(request.getfixturevalue("pg_url"))
+    return sqlite_url if request.param == "sqlite" else str(request.getfixturevalue("pg_head_url"))
 
 
 @pytest.fixture

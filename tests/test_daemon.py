@@ -182,6 +182,7 @@ def _burst(base: Path, dirs: int, per_dir: int) -> set[str]:
     return made
 
 
+@pytest.mark.scale
 def test_a_5000_file_burst_loses_nothing(root: Path) -> None:
     s = make_settings(root)
     with daemon_thread(s) as d:
@@ -201,6 +202,7 @@ def _fill(base: Path, dirs: int, per_dir: int) -> set[str]:
     return made
 
 
+@pytest.mark.scale
 @pytest.mark.slow
 def test_a_real_queue_overflow_triggers_a_full_rescan(root: Path) -> None:
     s = make_settings(root)
@@ -402,6 +404,7 @@ def test_sigterm_flushes_pending_events_and_exits_cleanly(root: Path) -> None:
     assert state["running"] is False
 
 
+@pytest.mark.scale
 def test_kill_9_during_a_burst_then_restart_recovers_everything(root: Path) -> None:
     s = make_settings(root)
     p = _spawn(root)

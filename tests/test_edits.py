@@ -20,7 +20,7 @@ from typing import Any
 import click
 import jsonschema
 import pytest
-from conftest import stored
+from conftest import git, make_settings, stored
 
 from symdiff.api import apply_edits, index, open_store
 from symdiff.attribute import spans as attribute_module
@@ -43,10 +43,6 @@ REAL = {
 }
 
 
-def _settings(root: Path, **kw: Any) -> Settings:
-    return Settings.resolve(root, db=f"sqlite:///{root.parent / 'db' / 'index.db'}", **kw)
-
-
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     """A workspace root holding copies of real source files."""
@@ -58,8 +54,7 @@ def ws(tmp_path: Path) -> Path:
 
 
 def block(path: str, search: str, replace: str) -> str:
-    return f"FILE: {path}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
-
+    return f"FILE: {path}\n
 
 def at(root: Path, path: Path) -> Beneath:
     """`path` beneath `root`, as the gate hands it to the writer."""
@@ -75,7 +70,7 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
 
 
 def run(root: Path, edits: object, **kw: Any) -> dict[str, Any]:
-    return apply_edits(edits, settings=_settings(root), **kw)
+    return apply_edits(edits, settings=make_settings(root), **kw)
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -99,7 +94,9 @@ def test_seed_example_parses() -> None:
     text = seed.read_text()
     start = text.index("FILE: src/auth/session.ts")
     [fe] = parse_text(text[start:text.index(">>>>>>> REPLACE", start) + 16])
+    assert fe.path == "src/auth/session.ts"
     assert fe.blocks[0].search == "const timeout = 3600000;\n"
+    assert fe.blocks[0].replace == "const timeout = config.session.timeout ?? 3600000;\n"
 
 
 def test_divider_inside_search_of_a_conflicted_file() -> None:
@@ -401,7 +398,7 @@ def test_allow_root_and_a_symlink_inside_the_root(ws: Path, tmp_path: Path) -> N
 
 
 def test_version_control_directories_are_never_written(ws: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    git(ws, "init", "-q")
     config = (ws / ".git/config").read_text()
     (ws / "wt").mkdir()
     (ws / "wt/.git").write_text("gitdir: ../.git\n")  # a worktree's .git is a file
@@ -498,7 +495,7 @@ def _wait_for_staging(root: Path, proc: subprocess.Popen[bytes]) -> None:
     raise AssertionError("the applier never started writing")
 
 
-@pytest.mark.slow
+@pytest.mark.scale
 def test_sigkill_mid_apply_leaves_each_file_wholly_old_or_new(tmp_path: Path) -> None:
     root = (tmp_path / "ws").resolve()
     root.mkdir()
@@ -514,6 +511,7 @@ def test_sigkill_mid_apply_leaves_each_file_wholly_old_or_new(tmp_path: Path) ->
     script = tmp_path / "killer.py"
     script.write_text(KILLER)
     outcomes: list[str] = []
+    interrupted = 0  # kills that left temporary files: they landed mid-write
     for attempt in range(ATTEMPTS):
         for n in names:
             (root / n).write_text(old[n])
@@ -521,19 +519,26 @@ def test_sigkill_mid_apply_leaves_each_file_wholly_old_or_new(tmp_path: Path) ->
         _wait_for_staging(root, proc)
         time.sleep(random.uniform(0, 0.1))  # somewhere in the stage/rename phase
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        # Killed, not finished or failed: an applier that ends before the kill (or crashes at
+        # start) would leave every file old or new and prove nothing.
+        assert proc.wait() == -signal.SIGKILL, f"the applier was not killed (attempt {attempt})"
         states = []
         for n in names:
             data = (root / n).read_text()
             assert data in (old[n], new[n]), f"{n} is torn after a kill (attempt {attempt})"
             states.append(data == new[n])
         outcomes.append("new" if all(states) else "old" if not any(states) else "mixed")
+        left = 0
         for stray in root.iterdir():
             assert stray.name in names or stray.name.endswith(TMP_SUFFIX), stray.name
             if stray.name.endswith(TMP_SUFFIX):
                 stray.unlink()
-    print("outcomes of the kills:", {k: outcomes.count(k) for k in set(outcomes)})
+                left += 1
+        interrupted += left > 0
+    print("outcomes of the kills:", {k: outcomes.count(k) for k in set(outcomes)},
+          "interrupted mid-write:", interrupted)
     assert len(outcomes) == ATTEMPTS
+    assert interrupted + outcomes.count("mixed") >= 1, "no kill landed while files were written"
 
 
 # -- dry run, ACP, symbols, index ------------------------------------------------------------
@@ -569,7 +574,7 @@ def test_dry_run_writes_nothing_and_its_patch_applies_with_git(ws: Path) -> None
 
 
 def test_real_apply_is_recorded_in_the_index_at_once(ws: Path) -> None:
-    settings = _settings(ws)
+    settings = make_settings(ws)
     index(settings)  # the baseline
     src = (ws / "pkg/utils.py").read_text()
     text, line = _function(src, "make_str")
@@ -604,7 +609,7 @@ def test_an_edit_in_a_never_indexed_workspace_is_still_recorded(tmp_path: Path) 
     root.mkdir()
     (root / "a.py").write_text("def f():\n    return 1\n")
     (root / "other.py").write_text("x = 1\n")
-    settings = _settings(root)
+    settings = make_settings(root)
     edits = ("FILE: a.py\n<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE\n"
              "FILE: b.py\n<<<<<<< SEARCH\n=======\ndef g():\n    pass\n>>>>>>> REPLACE\n")
     result = apply_edits(edits, settings=settings, dry_run=False)
@@ -701,7 +706,7 @@ def test_a_dry_run_and_an_unrecorded_apply_never_open_the_index(ws: Path) -> Non
 
 def test_the_record_reuses_the_previews_attribution(ws: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = _settings(ws)
+    settings = make_settings(ws)
     index(settings)
     runs: list[int] = []
     real = attribute_module.attribute

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, LANGUAGES, sample_of
 from tree_sitter_language_pack import get_parser
 
 from symdiff.model import Symbol
@@ -13,15 +13,6 @@ from symdiff.parse.extract import extract, extract_uncached
 from symdiff.parse.languages.cmacros import mask
 from symdiff.parse.languages.engine import error_bytes
 from symdiff.parse.languages.shmask import recover
-
-FIXTURES = Path(__file__).parent / "fixtures" / "languages"
-LANGUAGES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
-
-
-def sample_of(language: str) -> bytes:
-    """The sample source file of a language's fixture directory."""
-    (path,) = (p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
-    return path.read_bytes()
 
 
 def rows(symbols: list[Symbol]) -> list[dict[str, object]]:

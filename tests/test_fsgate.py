@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 
 from symdiff.diffs.textdiff import text_diff
 from symdiff.edits import apply_edits
@@ -129,7 +129,9 @@ def arena(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        time.sleep(0.05)
+        # Swapping: `d` has been seen as the symlink (it is one half the time).
+        wait_until(lambda: (root / "d").is_symlink(), timeout=10, interval=0.001,
+                   message="the attacker's first swap")
         yield root, outside, real_dir
         assert proc.poll() is None, "the attacker stopped swapping"
     finally:

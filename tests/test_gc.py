@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import symdiff_cli, wait_until
 from sqlalchemy import text
 
 from symdiff.config import Settings
@@ -38,7 +39,8 @@ KEEP_US = 4 * 86400 * 1_000_000  # a 96h window: days 6-10 of the history stay
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+    name = "sqlite_url" if request.param == "sqlite" else "pg_head_url"
+    return str(request.getfixturevalue(name))
 
 
 def settings_for(url: str, tmp_path: Path, keep_us: int = KEEP_US) -> Settings:
@@ -305,10 +307,6 @@ def test_gc_races_writers_that_bring_old_content_back(url: str, tmp_path: Path) 
 def test_shared_rows_no_record_uses_any_more_go(url: str, tmp_path: Path) -> None:
     """Where records share rows (revision 0006: a batch's provenance, the symbol names), the
     rows only collected records used go; the ones a kept record uses stay."""
-    from symdiff.store.tables import metadata
-
-    if not {"provenance", "symbol_names"} <= set(metadata.tables):
-        pytest.skip("this tree has no shared provenance or symbol-name rows (revision 0006)")
     with Store(url) as store:
         ws = store.ensure_workspace("/w", "h")
         for day in range(10):
@@ -422,6 +420,7 @@ print("done", flush=True)
 """
 
 
+@pytest.mark.scale
 def test_gc_killed_with_sigkill_at_any_moment_loses_nothing(tmp_path: Path, url: str) -> None:
     """A real gc process on a sizable database, killed with SIGKILL at several moments; after
     each, the database is consistent and every record inside the window is there; a final
@@ -480,7 +479,7 @@ def test_sqlite_gives_the_room_back_in_small_steps(tmp_path: Path, sqlite_url: s
 
 def test_a_database_made_before_incremental_vacuum_is_switched_by_the_cli(tmp_path: Path,
                                                                          sqlite_url: str) -> None:
-    """`symdiff db gc` (a real process) converts a database whose auto_vacuum is off with one
+    """`symdiff db gc` converts a database whose auto_vacuum is off with one
     VACUUM; the daemon's collection leaves freed pages for reuse instead."""
     with Store(sqlite_url) as store:
         fill(store, files=30, versions=40, start=datetime.now(UTC) - timedelta(days=10))
@@ -494,24 +493,19 @@ def test_a_database_made_before_incremental_vacuum_is_switched_by_the_cli(tmp_pa
         daemonish = collect(settings_for(sqlite_url, tmp_path, keep_us=8 * 86400_000_000),
                             store=store)  # fmt: skip
         assert daemonish.vacuum == "reused" and daemonish.records > 0
-    out = subprocess.run([sys.executable, "-m", "symdiff", "db", "gc", "--db", sqlite_url,
-                          "--keep", "96h", "--json"], capture_output=True, text=True,
-                         check=True).stdout  # fmt: skip
-    report = json.loads(out)
+    done = symdiff_cli("db", "gc", "--db", sqlite_url, "--keep", "96h", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
     assert report["vacuum"] == "converted" and report["records"] > 0
     assert report["size_after"] < report["size_before"]
     with Store(sqlite_url) as store:
         check_consistent(store)
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA auto_vacuum").scalar() == 2
-    from click.testing import CliRunner
-
-    from symdiff.cli.main import cli
-
-    again = CliRunner().invoke(cli, ["db", "gc", "--db", sqlite_url, "--keep", "96h"])
-    assert again.exit_code == 0 and again.output.startswith("collected 0 records")
-    bad = CliRunner().invoke(cli, ["db", "gc", "--db", sqlite_url, "--keep", "7d"])
-    assert bad.exit_code == 2 and "keep: time: unknown unit" in bad.output
+    again = symdiff_cli("db", "gc", "--db", sqlite_url, "--keep", "96h")
+    assert again.returncode == 0 and again.stdout.startswith("collected 0 records")
+    bad = symdiff_cli("db", "gc", "--db", sqlite_url, "--keep", "7d")
+    assert bad.returncode == 2 and "keep: time: unknown unit" in bad.stderr
 
 
 def test_keep_is_resolved_like_every_setting(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -540,23 +534,39 @@ def test_the_collector_runs_at_start_when_overdue_then_every_period(sqlite_url: 
     s = settings_for(sqlite_url, tmp_path)
     with Store(sqlite_url) as store:
         fill(store, files=2, versions=40)
-    clock = [T0 + timedelta(days=5)]  # the oldest record is not overdue yet
-    collector = Collector(s, clock=lambda: clock[0], period_s=0.2)
-    collector.start()
-    time.sleep(0.1)
-    assert collector.runs == []
-    clock[0] = NOW
-    deadline = time.monotonic() + 10
-    while not collector.runs and time.monotonic() < deadline:
-        time.sleep(0.02)
-    collector.stop(10)
-    assert collector.runs and collector.runs[0].records > 0
+    not_yet = T0 + timedelta(days=5)  # the oldest record is not overdue yet
+    # Not overdue at start: it reads the clock, decides, and (stopped) its thread ends having
+    # collected nothing. The stop joins the thread, so a collection at start would be in runs.
+    read = threading.Event()
+
+    def clock() -> datetime:
+        read.set()
+        return not_yet
+
+    idle = Collector(s, clock=clock, period_s=3600)
+    idle.start()
+    assert read.wait(30), "the collector never read the clock"
+    idle.stop(30)
+    assert not idle._thread.is_alive() and idle.runs == []
+    # Not overdue at start either, then the clock passes the window: the next period collects.
+    now, first = [not_yet], threading.Event()
+
+    def moving() -> datetime:
+        value = now[0]
+        first.set()
+        return value
+
+    periodic = Collector(s, clock=moving, period_s=0.2)
+    periodic.start()
+    assert first.wait(30), "the collector never read the clock"
+    now[0] = NOW
+    wait_until(lambda: periodic.runs, timeout=10, message="a periodic collection")
+    periodic.stop(10)
+    assert periodic.runs[0].records > 0
     overdue_one = Collector(s, clock=lambda: NOW + timedelta(days=30),
                             period_s=3600)  # fmt: skip
     overdue_one.start()
-    deadline = time.monotonic() + 10
-    while not overdue_one.runs and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: overdue_one.runs, timeout=10, message="the collection at start")
     overdue_one.stop(10)
     assert [r.records for r in overdue_one.runs] == [32]  # days 6-10 of 2 files, every 6 h
 

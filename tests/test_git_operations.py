@@ -66,6 +66,7 @@ def repo(tmp_path: Path) -> Iterator[Path]:
     yield root.resolve()
 
 
+@pytest.mark.scale
 def test_a_checkout_that_rewrites_20000_files(repo: Path) -> None:
     for d in range(FILES // 500):
         (repo / f"d{d}").mkdir()

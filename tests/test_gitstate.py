@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from conftest import git
+from conftest import Templates, git
 
 from symdiff.git.state import (
     UNKNOWN,
@@ -52,16 +52,20 @@ def _open(root: Path) -> Repo:
     return repo
 
 
-@pytest.fixture
-def base(tmp_path: Path) -> Path:
-    """A repository with two commits on main and a branch `feature` one commit ahead of it."""
-    root = _init(tmp_path / "repo")
+def _build_base(where: Path) -> None:
+    root = _init(where / "repo")
     _commit(root, "a.py", "A = 1\n", "one")
     _commit(root, "a.py", "A = 2\n", "two")
     git(root, "switch", "-q", "-c", "feature")
     _commit(root, "b.py", "B = 1\n", "feature work")
     git(root, "switch", "-q", "main")
-    return root
+
+
+@pytest.fixture
+def base(templates: Templates, tmp_path: Path) -> Path:
+    """A repository with two commits on main and a branch `feature` one commit ahead of it
+    (built once per session; each test gets its own copy)."""
+    return templates.copy("gitstate-base", _build_base, tmp_path / "t") / "repo"
 
 
 def _conflicting_merge(root: Path) -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import Templates, git, make_settings, symdiff_cli, wait_until
 
 from symdiff.api import import_history
-from symdiff.cli.main import cli
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.query.answer import DiffQuery, diff
@@ -25,21 +26,12 @@ Counts = tuple[int, int, str | None]  # added, removed, old path
 
 def commit(repo: Path, message: str, days_ago: float) -> str:
     when = (NOW - timedelta(days=days_ago)).isoformat()
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@x",
+    env = {"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@x",
            "GIT_COMMITTER_NAME": "Bob", "GIT_COMMITTER_EMAIL": "bob@x",
-           "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_AUTHOR_DATE": when,
-           "GIT_COMMITTER_DATE": when}  # fmt: skip
-    run = {"cwd": repo, "env": env, "check": True, "capture_output": True, "text": True}
-    subprocess.run(["git", "add", "-A"], **run)  # type: ignore[call-overload]
-    subprocess.run(["git", "commit", "-qm", message], **run)  # type: ignore[call-overload]
+           "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}  # fmt: skip
+    git(repo, "add", "-A", env=env)
+    git(repo, "commit", "-qm", message, env=env)
     return git(repo, "rev-parse", "HEAD").strip()
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True,
-                          text=True).stdout  # fmt: skip
 
 
 def oracle(repo: Path, *extra: str) -> dict[Key, Counts]:
@@ -81,10 +73,10 @@ def stored(settings: Settings) -> dict[Key, Counts]:
 BIG = "".join(f"def h{i}(a):\n    return a + {i}\n\n\n" for i in range(30))
 
 
-@pytest.fixture
-def history(repo: Path) -> Path:
+def _build_history(repo: Path) -> None:
     """Five commits on main (a root commit, a rename with an edit, a delete, a binary) and a
     merged side branch, dated 20, 10, 5, 3, 2 and 1 days ago."""
+    git(repo, "init", "-q")
     git(repo, "checkout", "-q", "-b", "main")
     (repo / "src").mkdir()
     (repo / "src" / "big.py").write_text(BIG)
@@ -106,20 +98,19 @@ def history(repo: Path) -> Path:
     (repo / "src" / "moved.py").write_text(BIG + "\n\ndef extra():\n    return 0\n")
     commit(repo, "extra", 2)
     when = (NOW - timedelta(days=1)).isoformat()
-    subprocess.run(["git", "merge", "-q", "--no-ff", "-m", "merge side", "side"], cwd=repo,
-                   check=True, env={**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null",
-                                    "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x",
-                                    "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@x",
-                                    "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when})
-    return repo
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side",
+        env={"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "A",
+             "GIT_COMMITTER_EMAIL": "a@x", "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when})
 
 
-def settings_for(repo: Path) -> Settings:
-    return Settings.resolve(str(repo), db=f"sqlite:///{repo.parent / 'db' / 'index.db'}")
+@pytest.fixture
+def history(templates: Templates, tmp_path: Path) -> Path:
+    """The history of _build_history, built once per session; each test gets its own copy."""
+    return templates.copy("history", _build_history, tmp_path / "repo")
 
 
 def test_every_imported_record_agrees_with_git_log(history: Path) -> None:
-    settings = settings_for(history)
+    settings = make_settings(history)
     report = import_history(settings)
     expected = oracle(history)
     assert stored(settings) == expected
@@ -129,7 +120,7 @@ def test_every_imported_record_agrees_with_git_log(history: Path) -> None:
 
 
 def test_the_records_say_when_who_and_what(history: Path) -> None:
-    settings = settings_for(history)
+    settings = make_settings(history)
     import_history(settings)
     sha = git(history, "rev-parse", "HEAD~3").strip()  # "move big.py"
     with Store(settings.db_url) as store:
@@ -149,7 +140,7 @@ def test_the_records_say_when_who_and_what(history: Path) -> None:
 
 
 def test_importing_twice_records_nothing_twice(history: Path) -> None:
-    settings = settings_for(history)
+    settings = make_settings(history)
     first = import_history(settings, max_commits=2)
     assert first.commits == 2
     assert stored(settings) == oracle(history, "-2")
@@ -165,7 +156,7 @@ def test_importing_twice_records_nothing_twice(history: Path) -> None:
 
 
 def test_imported_and_live_records_interleave_by_time(history: Path) -> None:
-    settings = settings_for(history)
+    settings = make_settings(history)
     import_history(settings)
     records = diff(settings, DiffQuery(since="720h", scope="all", limit=500)).records
     times = [r["timestamp"] for r in records]
@@ -177,7 +168,7 @@ def test_imported_and_live_records_interleave_by_time(history: Path) -> None:
 
 
 def test_a_subdirectory_workspace_imports_its_own_files(history: Path) -> None:
-    settings = settings_for(history / "src")
+    settings = make_settings(history / "src")
     import_history(settings)
     assert {path for _, path in stored(settings)} == {"big.py", "moved.py"}
 
@@ -186,17 +177,17 @@ def test_errors(tmp_path: Path, repo: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     with pytest.raises(InvalidArgs, match="needs a git work tree"):
-        import_history(settings_for(plain))
+        import_history(make_settings(plain))
     with pytest.raises(InvalidArgs, match="no commit yet"):
-        import_history(settings_for(repo))
+        import_history(make_settings(repo))
     with pytest.raises(InvalidArgs, match="unknown unit"):
-        import_history(settings_for(repo), since="7d")
+        import_history(make_settings(repo), since="7d")
 
 
 def test_a_shallow_clone_imports_what_it_has(history: Path, tmp_path: Path) -> None:
     clone = tmp_path / "shallow"
     git(tmp_path, "clone", "-q", "--depth", "2", f"file://{history}", str(clone))
-    settings = settings_for(clone)
+    settings = make_settings(clone)
     report = import_history(settings)
     assert report.commits == 2
     assert stored(settings) == oracle(clone)
@@ -205,22 +196,19 @@ def test_a_shallow_clone_imports_what_it_has(history: Path, tmp_path: Path) -> N
 def test_the_cli(history: Path) -> None:
     db = f"sqlite:///{history.parent / 'cli.db'}"
     args = ["history", "import", str(history), "--db", db, "--json"]
-    run = CliRunner().invoke(cli, args)
-    assert run.exit_code == 0, run.output
+    run = symdiff_cli(*args)
+    assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == {"commits": 5, "recorded": len(oracle(history)),
                                       "already": 0}  # fmt: skip
-    again = CliRunner().invoke(cli, ["history", "import", str(history), "--db", db])
-    assert again.exit_code == 0 and "recorded 0 changes" in again.stdout
-    bad = CliRunner().invoke(cli, ["history", "import", str(history), "--db", db,
-                                   "--since", "7d"])  # fmt: skip
-    assert bad.exit_code == 2 and "invalid_args: since:" in bad.stderr
+    again = symdiff_cli("history", "import", str(history), "--db", db)
+    assert again.returncode == 0 and "recorded 0 changes" in again.stdout
+    bad = symdiff_cli("history", "import", str(history), "--db", db, "--since", "7d")
+    assert bad.returncode == 2 and "invalid_args: since:" in bad.stderr
 
 
 def test_two_imports_at_once_record_each_commit_once(repo: Path) -> None:
     """Two `symdiff history import` processes started together: the second waits for the first
     (lock.history_lock), then finds everything already there."""
-    import sys
-
     git(repo, "checkout", "-q", "-b", "main")
     body = "".join(f"def f{i}(a):\n    return a + {i}\n\n\n" for i in range(300))
     for n in range(24):  # long enough that, unlocked, both would read the index before writing
@@ -270,7 +258,7 @@ def test_renames_near_the_threshold_are_paired_as_git_pairs_them(repo: Path) -> 
         name = f"g{i}.txt" if i % 3 else f"f{i}.txt"
         (repo / "b" / name).write_text("".join(new))
     commit(repo, "move and rewrite", 2)
-    settings = settings_for(repo)
+    settings = make_settings(repo)
     import_history(settings)
     expected = oracle(repo)
     assert stored(settings) == expected
@@ -279,10 +267,8 @@ def test_renames_near_the_threshold_are_paired_as_git_pairs_them(repo: Path) -> 
 
 
 def _watch(repo: Path, *extra: str) -> subprocess.Popen[str]:
-    import sys
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYMDIFF_")}
-    return subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(repo), "-q", *extra],
+    return subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(repo), *extra],
                             env=env, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)  # fmt: skip
 
@@ -295,35 +281,48 @@ def _imported(repo: Path) -> list[dict[str, object]]:
 
 
 def _started(p: subprocess.Popen[str], repo: Path) -> None:
-    import time
-
     from symdiff.query.status import status
 
-    deadline = time.monotonic() + 60
-    while not (info := status(Settings.resolve(str(repo)))).get("last_reconcile"):
-        assert p.poll() is None and time.monotonic() < deadline, info
-        time.sleep(0.1)
+    def reconciled() -> object:
+        assert p.poll() is None, "the daemon exited"
+        return status(Settings.resolve(str(repo))).get("last_reconcile")
+
+    wait_until(reconciled, timeout=60, interval=0.05, message="the start pass")
+
+
+def _live_record(p: subprocess.Popen[str], repo: Path) -> None:
+    """Write a file and wait until the daemon records it: it is past its start (where the
+    history import begins, or not) and in its loop."""
+    (repo / "live.py").write_text("def live():\n    return 1\n")
+
+    def recorded() -> bool:
+        assert p.poll() is None, "the daemon exited"
+        return any(r["path"] == "live.py" for r in
+                   diff(Settings.resolve(str(repo)), DiffQuery(scope="all")).records)
+
+    wait_until(recorded, timeout=60, interval=0.05, message="live.py's record")
+
+
+def _stop(p: subprocess.Popen[str]) -> str:
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    return err
 
 
 def test_watch_imports_the_last_720h_in_the_background(history: Path) -> None:
-    import time
-
-    p = _watch(history)
+    p = _watch(history, "-q")
     try:
         _started(p, history)
-        deadline = time.monotonic() + 60
-        while len(_imported(history)) < len(oracle(history)):
-            assert p.poll() is None and time.monotonic() < deadline
-            time.sleep(0.2)
-        (history / "live.py").write_text("def live():\n    return 1\n")
-        while not any(r["path"] == "live.py" for r in
-                      diff(Settings.resolve(str(history)), DiffQuery(scope="all")).records):
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+
+        def all_imported() -> bool:
+            assert p.poll() is None, "the daemon exited"
+            return len(_imported(history)) >= len(oracle(history))
+
+        wait_until(all_imported, timeout=60, interval=0.1, message="the import")
+        _live_record(p, history)
     finally:
-        p.send_signal(2)
-        _, err = p.communicate(timeout=30)
-    assert p.returncode == 0, err
+        _stop(p)
     assert {(str(dict(r["origin_info"])["sha"]), r["path"])  # type: ignore[call-overload]
             for r in _imported(history)} == set(oracle(history))  # fmt: skip
     # one answer: the live record first, then the imported ones by their commit times
@@ -334,14 +333,14 @@ def test_watch_imports_the_last_720h_in_the_background(history: Path) -> None:
 
 
 def test_watch_no_history_imports_nothing(history: Path) -> None:
-    import time
-
+    """Not quiet, so its log shows how far it got: past the point where the import starts (it
+    says it is watching, and records a live change) without importing or saying it did."""
     p = _watch(history, "--no-history")
     try:
         _started(p, history)
-        time.sleep(1.0)
-        assert _imported(history) == []
+        _live_record(p, history)
     finally:
-        p.send_signal(2)
-        _, err = p.communicate(timeout=30)
-    assert p.returncode == 0, err
+        err = _stop(p)
+    assert f"watching {history}" in err
+    assert "git history" not in err
+    assert _imported(history) == []

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import symdiff_cli
+
 HEAVY = ("watchdog", "tree_sitter", "tree_sitter_language_pack", "alembic", "pygit2", "mcp",
          "symdiff.record.indexer", "symdiff.record.daemon", "symdiff.parse.extract")  # fmt: skip
 
@@ -35,11 +37,9 @@ def test_importing_the_query_loads_no_heavy_module() -> None:
 
 def test_a_cold_changes_command_loads_no_heavy_module(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("def f():\n    return 1\n")
-    subprocess.run([sys.executable, "-m", "symdiff", "index", str(tmp_path)], check=True,
-                   capture_output=True)  # fmt: skip
+    assert symdiff_cli("index", str(tmp_path)).returncode == 0  # the setup, in this process
     (tmp_path / "a.py").write_text("def f():\n    return 2\n")
-    subprocess.run([sys.executable, "-m", "symdiff", "index", str(tmp_path)], check=True,
-                   capture_output=True)  # fmt: skip
+    assert symdiff_cli("index", str(tmp_path)).returncode == 0
     run = ("import sys, contextlib, io\nfrom symdiff.cli.main import cli\n"
            "sys.argv = ['symdiff', 'changes', '--json']\n"
            "buf = io.StringIO()\n"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import git, stored
+from conftest import git, make_settings, stored
 from sqlalchemy import func, select
 
 from symdiff.config import Settings
@@ -27,8 +27,7 @@ from symdiff.store import tables as t
 REAL_SOURCE = Path(click.__file__).parent  # a real, installed Python package
 
 
-def _settings(root: Path, url: str) -> Settings:
-    return Settings.resolve(root, db=url, host="test-host")
+HOST = "test-host"
 
 
 def _all(store: Store) -> list[FileChange]:
@@ -112,11 +111,11 @@ def _edit_session(root: Path) -> None:
 def test_session_matches_git_numstat(
     repo: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     _populate(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     with Store(url) as store:
         first = reconcile(store, settings)
         assert first.baseline and first.changes == ()
@@ -144,16 +143,16 @@ def test_session_matches_git_numstat(
     assert ("added_at_end", "added") in {(s.name, s.change_type.value) for s in core.symbols}
 
 
-def test_sqlite_and_postgresql_give_the_same_records(tmp_path: Path, pg_url: str) -> None:
+def test_sqlite_and_postgresql_give_the_same_records(tmp_path: Path, pg_head_url: str) -> None:
     records = []
-    for i, url in enumerate([f"sqlite:///{tmp_path / 'a.db'}", pg_url]):
+    for i, url in enumerate([f"sqlite:///{tmp_path / 'a.db'}", pg_head_url]):
         root = tmp_path / f"tree{i}"
         root.mkdir()
         _populate(root)
         with Store(url) as store:
-            reconcile(store, _settings(root, url))
+            reconcile(store, make_settings(root, url, host=HOST))
             _edit_session(root)
-            reconcile(store, _settings(root, url))
+            reconcile(store, make_settings(root, url, host=HOST))
             records.append(
                 sorted(
                     (dict(of_change(c)) | {"timestamp": None, "origin_info": None}
@@ -165,7 +164,7 @@ def test_sqlite_and_postgresql_give_the_same_records(tmp_path: Path, pg_url: str
 
 
 def test_deleting_a_file_keeps_its_history(repo: Path, sqlite_url: str) -> None:
-    settings = _settings(repo, sqlite_url)
+    settings = make_settings(repo, sqlite_url, host=HOST)
     f = repo / "a.py"
     f.write_text("def a():\n    return 1\n")
     with Store(sqlite_url) as store:
@@ -187,7 +186,7 @@ def test_identical_content_is_stored_once_and_binary_by_hash(repo: Path, sqlite_
     (repo / "big.txt").write_bytes(b"x" * (4 * 1024 * 1024 + 1))
     (repo / "blob.bin").write_bytes(b"\0\1\2")
     with Store(sqlite_url) as store:
-        reconcile(store, _settings(repo, sqlite_url))
+        reconcile(store, make_settings(repo, sqlite_url, host=HOST))
         with store.engine.connect() as conn:
             rows = {r.size: r for r in conn.execute(select(t.blobs))}
             files = conn.execute(select(func.count()).select_from(t.files)).scalar_one()
@@ -209,7 +208,7 @@ def test_strange_files_are_skipped_not_fatal(repo: Path, sqlite_url: str) -> Non
     (repo / "dangling").symlink_to(repo / "nowhere")
     (repo / "loop").symlink_to(repo)
     (repo / "linked.py").symlink_to(repo / "ok.py")
-    settings = _settings(repo, sqlite_url)
+    settings = make_settings(repo, sqlite_url, host=HOST)
     with Store(sqlite_url) as store:
         report = reconcile(store, settings)
         assert report.scanned == 1
@@ -269,7 +268,7 @@ def test_nested_gitignore_matches_git_check_ignore(repo: Path, sqlite_url: str) 
         ).stdout.split()
     )
     with Store(sqlite_url) as store:
-        reconcile(store, _settings(repo, sqlite_url))
+        reconcile(store, make_settings(repo, sqlite_url, host=HOST))
         tracked = set(store.file_states(store.workspaces()[0].id))
     tracked_expected = {p for p in paths if p not in ignored_by_git} | {
         ".gitignore",
@@ -296,7 +295,7 @@ def test_configured_ignore_and_state_dir(repo: Path) -> None:
 def test_racy_file_is_rehashed_not_trusted(repo: Path, sqlite_url: str) -> None:
     f = repo / "a.txt"
     f.write_text("one\n")
-    settings = _settings(repo, sqlite_url)
+    settings = make_settings(repo, sqlite_url, host=HOST)
     with Store(sqlite_url) as store:
         reconcile(store, settings)
         st = f.stat()
@@ -307,7 +306,7 @@ def test_racy_file_is_rehashed_not_trusted(repo: Path, sqlite_url: str) -> None:
 
 def test_rename_with_observed_move_keeps_content_change(repo: Path, sqlite_url: str) -> None:
     (repo / "old.py").write_text("def f():\n    return 1\n")
-    settings = _settings(repo, sqlite_url)
+    settings = make_settings(repo, sqlite_url, host=HOST)
     with Store(sqlite_url) as store:
         reconcile(store, settings)
         os.rename(repo / "old.py", repo / "new.py")
@@ -327,7 +326,7 @@ def test_rename_with_observed_move_keeps_content_change(repo: Path, sqlite_url: 
 def test_two_indexers_never_record_a_change_twice(repo: Path, sqlite_url: str) -> None:
     for i in range(300):
         (repo / f"f{i}.py").write_text(f"def f{i}():\n    return {i}\n")
-    settings = _settings(repo, sqlite_url)
+    settings = make_settings(repo, sqlite_url, host=HOST)
     with Store(sqlite_url) as store:
         reconcile(store, settings)
     for i in range(300):
@@ -341,6 +340,7 @@ def test_two_indexers_never_record_a_change_twice(repo: Path, sqlite_url: str) -
     assert sorted(c.path for c in changes) == sorted(f"f{i}.py" for i in range(300))
 
 
+@pytest.mark.scale
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_killed_pass_loses_and_duplicates_nothing(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
@@ -390,7 +390,7 @@ def test_killed_pass_loses_and_duplicates_nothing(
 def test_records_carry_rfc3339_utc_timestamps(repo: Path, sqlite_url: str) -> None:
     (repo / "a.txt").write_text("a\n")
     fixed = datetime(2026, 11, 22, 1, 38, 13, 123456, tzinfo=UTC)
-    settings = _settings(repo, sqlite_url)
+    settings = make_settings(repo, sqlite_url, host=HOST)
     with Store(sqlite_url) as store:
         reconcile(store, settings)
         (repo / "a.txt").write_text("b\n")

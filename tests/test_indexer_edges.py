@@ -10,17 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import make_settings, symdiff_cli
 from unprivileged import python, symdiff
 
-from symdiff.config import Settings
 from symdiff.record.indexer import Notices, Report, reconcile
 from symdiff.store import Store
 
 HOST = "test-host"
-
-
-def _settings(root: Path, url: str) -> Settings:
-    return Settings.resolve(root, db=url, host=HOST)
 
 
 def _kinds(report: Report) -> list[tuple[str, str]]:
@@ -33,7 +29,8 @@ def _bytes_path(root: Path, name: bytes) -> bytes:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url"))
+    name = "sqlite_url" if request.param == "sqlite" else "pg_head_url"
+    return str(request.getfixturevalue(name))
 
 
 # -- names that are not UTF-8 -----------------------------------------------------------------
@@ -43,7 +40,7 @@ def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_recorded(
     repo: Path, url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     (repo / "ok.py").write_text("x = 1\n")
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     notices = Notices()
     with Store(url) as store:
         reconcile(store, settings, notices=notices)
@@ -109,11 +106,11 @@ def test_files_under_an_unlistable_directory_keep_their_state(
     _tree_with_a_private_dir(repo)
     args = ["index", str(repo), "--db", url, "--json"]
     env = {"SYMDIFF_HOST": HOST}
-    assert symdiff(*args, env=env).returncode == 0  # the baseline
+    assert symdiff_cli(*args, env=env).returncode == 0  # the baseline, readable: in-process
     (repo / "open.py").write_text("o = 2\n")
     (repo / "private").chmod(mode)
     try:
-        blind = symdiff(*args, env=env)
+        blind = symdiff(*args, env=env)  # a process the modes bind (see unprivileged.py)
     finally:
         (repo / "private").chmod(0o755)
     assert blind.returncode == 0, blind.stderr
@@ -125,7 +122,7 @@ def test_files_under_an_unlistable_directory_keep_their_state(
     else:
         assert report["skipped"] == ["private"]
         assert f"cannot list {repo / 'private'}: Permission denied" in blind.stderr
-    back = json.loads(symdiff(*args, env=env).stdout)
+    back = json.loads(symdiff_cli(*args, env=env).stdout)
     assert back["changes"] == [] and back["skipped"] == []
 
 
@@ -148,7 +145,7 @@ print(json.dumps(out))
 def test_an_unlistable_directory_on_the_event_path_deletes_nothing(repo: Path, url: str) -> None:
     """`reconcile(paths=...)` for the directory, for a file in it, and for the tree's root."""
     _tree_with_a_private_dir(repo)
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     with Store(url) as store:
         reconcile(store, settings)
     (repo / "private").chmod(0)
@@ -169,7 +166,7 @@ def test_a_file_replaced_by_a_directory_is_deleted(repo: Path, url: str) -> None
     (repo / "f").write_text("was a file\n")
     (repo / "g").write_text("also a file\n")
     (repo / "keep.py").write_text("k = 1\n")
-    settings = _settings(repo, url)
+    settings = make_settings(repo, url, host=HOST)
     with Store(url) as store:
         reconcile(store, settings)
         (repo / "f").unlink()

@@ -10,6 +10,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from symdiff.diffs.linediff import (
     EXECUTABLE_MODE,
@@ -194,7 +195,7 @@ def test_quote_path_follows_git() -> None:
 def _repo(tmp: Path) -> Path:
     repo = tmp / "repo"
     repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    git(repo, "init", "-q")
     return repo
 
 

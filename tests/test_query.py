@@ -51,7 +51,7 @@ def add_change(
 def store(request: pytest.FixtureRequest, sqlite_url: str) -> Iterator[Store]:
     """An empty, migrated store on SQLite and on PostgreSQL."""
     Path(sqlite_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    url = sqlite_url if request.param == "sqlite" else request.getfixturevalue("pg_url")
+    url = sqlite_url if request.param == "sqlite" else request.getfixturevalue("pg_head_url")
     with Store(url) as s:
         yield s
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_extract import LANGUAGES, sample_of
+from conftest import LANGUAGES, sample_of
 from tree_sitter_language_pack import get_parser
 
 from symdiff.parse import reparse

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from datetime import UTC, datetime
 
 import pytest
+from conftest import wait_until
 from sqlalchemy import inspect, text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, SymbolChangeType
@@ -171,14 +171,14 @@ def test_a_batch_stores_its_provenance_and_names_once(backend: str,
     assert {r["symbols"][0]["name"] for r in records} == {"shared", "solo"}
 
 
-def test_postgresql_gc_waits_for_a_writer_that_picked_a_name(pg_url: str) -> None:
+def test_postgresql_gc_waits_for_a_writer_that_picked_a_name(pg_head_url: str) -> None:
     """A PostgreSQL writer has looked up an unused name and provenance row and not yet written
     the record that uses them; gc's delete batch waits for it instead of deleting them under
     it, then keeps them: the record commits with the ids it picked, nothing is lost."""
     from symdiff.store.changes import insert_changes
     from symdiff.store.interned import hold, name_ids, provenance_id
 
-    with Store(pg_url) as store:
+    with Store(pg_head_url) as store:
         ws = store.ensure_workspace("/r", "h").id
         store.apply(ws, [Mutation(change=_change("a.py", 1, _CHECKOUT, _GIT, "reused", "f"))])
         gc.delete_records(store.engine, before_us=2**62)  # the name and provenance now unused
@@ -190,7 +190,16 @@ def test_postgresql_gc_waits_for_a_writer_that_picked_a_name(pg_url: str) -> Non
             collector = threading.Thread(
                 target=lambda: result.append(gc.delete_orphans(store.engine)))
             collector.start()
-            time.sleep(0.5)
+
+            def waiting() -> bool:  # the collector's delete asks for the lock the writer holds
+                with store.engine.connect() as conn:
+                    return bool(conn.execute(text(
+                        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                        "WHERE NOT l.granted AND c.relname IN ('symbol_names', 'provenance') "
+                        "AND l.database = (SELECT oid FROM pg_database "
+                        "WHERE datname = current_database())")).scalar())
+
+            wait_until(waiting, timeout=30, message="the collector waiting on the writer's lock")
             assert collector.is_alive()  # held back by the writer's lock
             insert_changes(writer, ws, [_change("b.py", 2, _CHECKOUT, _GIT, "reused", "f")])
         collector.join(30)

@@ -97,7 +97,7 @@ def test_many_versions_round_trip_through_capped_chains(backend: str,
                                                         request: pytest.FixtureRequest) -> None:
     """80 versions of one path: each a delta against the one before, re-based to a whole
     snapshot after MAX_DEPTH deltas; every version reads back byte for byte, the deepest too."""
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     texts = _versions(80)
     with Store(url) as store:
         ws = store.ensure_workspace("/r", "h").id
@@ -148,7 +148,7 @@ def test_a_delta_that_does_not_pay_is_stored_whole() -> None:
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_delta_whose_base_is_gone_is_an_error_not_wrong_bytes(
         backend: str, request: pytest.FixtureRequest) -> None:  # fmt: skip
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     v1, v2, other = [*_versions(2), b"print('something else entirely')\n" * 50]
     with Store(url) as store:
         ws = store.ensure_workspace("/r", "h").id
@@ -171,7 +171,7 @@ def test_a_delta_is_written_whole_when_its_base_went_before_the_commit(
         backend: str, request: pytest.FixtureRequest) -> None:  # fmt: skip
     """The base is checked inside the writing transaction: one deleted between the read and
     the commit (gc at work) makes the new version a whole snapshot, never a dangling delta."""
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     v1, v2 = _versions(2)
     with Store(url) as store:
         ws = store.ensure_workspace("/r", "h").id
@@ -240,11 +240,11 @@ def test_a_moved_and_edited_file_is_stored_against_its_former_self(tmp_path: Pat
     assert rows[blob_id(texts[1].replace(b"def", b"async def"))] == ("zstd", None)
 
 
-def test_a_base_cannot_be_deleted_under_a_delta_being_written(pg_url: str) -> None:
+def test_a_base_cannot_be_deleted_under_a_delta_being_written(pg_head_url: str) -> None:
     """PostgreSQL: the writer locks each base it found (FOR KEY SHARE) until its delta commits,
     so a concurrent delete of the base waits, and then finds the delta standing on it."""
     v1, v2 = _versions(2)
-    with Store(pg_url) as store:
+    with Store(pg_head_url) as store:
         ws = store.ensure_workspace("/r", "h").id
         h1 = _write(store, ws, "m.py", v1, None)
         blob = against(pack(v2), v2, h1, store.snapshot(h1))
@@ -267,12 +267,13 @@ def test_a_base_cannot_be_deleted_under_a_delta_being_written(pg_url: str) -> No
         assert store.get_blob(blob.hash) == v2
 
 
-def test_a_delta_written_during_retentions_batch_waits_and_then_goes_whole(pg_url: str) -> None:
+def test_a_delta_written_during_retentions_batch_waits_and_then_goes_whole(
+        pg_head_url: str) -> None:  # fmt: skip
     """PostgreSQL: retention's delete batch holds SHARE ROW EXCLUSIVE on `blobs`; a writer with
     a delta waits for the whole batch before it checks its base (no deadlock between the
     writer's row lock and the batch's DELETE), and finds the base gone: it writes whole."""
     v1, v2 = _versions(2)
-    with Store(pg_url) as store:
+    with Store(pg_head_url) as store:
         ws = store.ensure_workspace("/r", "h").id
         h1 = _write(store, ws, "m.py", v1, None)
         blob = against(pack(v2), v2, h1, store.snapshot(h1))

@@ -143,7 +143,7 @@ def test_unreachable_database_is_a_store_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_changes_round_trip_with_symbols(backend: str, request: pytest.FixtureRequest) -> None:
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     now = datetime(2026, 11, 22, 1, 38, 13, 123456, tzinfo=UTC)
     blob = pack(b"print('x')\n")
     with Store(url) as store:
@@ -222,7 +222,7 @@ def test_timestamps_keep_microseconds() -> None:
 def test_file_states_under_a_path_is_that_file_or_that_directory(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     paths = ["a", "a/x.py", "a/b/y.py", "a.txt", "ab/z.py", "a-b/q.py", "A/u.py", "b/a/v.py"]
     with Store(url) as store:
         ws = store.ensure_workspace("/r", "h")
@@ -237,7 +237,7 @@ def test_file_states_under_a_path_is_that_file_or_that_directory(
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_reader_store_refuses_writes(backend: str, request: pytest.FixtureRequest) -> None:
-    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_head_url")
     with Store(url) as writer:
         ws = writer.ensure_workspace("/r", "h")
         writer.apply(ws.id, [Mutation(change=_change("a.py", datetime.now(UTC)))])

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import random
 import re
 from pathlib import Path
 
 import pytest
+from conftest import make_settings, symdiff_cli
 
 from symdiff.api import index
 from symdiff.config import Settings
@@ -20,8 +20,7 @@ from symdiff.symbols.restore import restore_symbol
 
 
 def _settings(root: Path) -> Settings:
-    return Settings(root=root.resolve(), db_url=f"sqlite:///{root.parent / 'db' / 'index.db'}",
-                    host="test-host")  # fmt: skip
+    return make_settings(root, host="test-host")
 
 
 def _replay(root: Path, path: str, versions: list[str]) -> Settings:
@@ -300,16 +299,13 @@ def test_restore_refuses_what_it_cannot_place(tmp_path: Path) -> None:
 
 def test_cli_log_show_restore(tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     root = tmp_path / "ws"
     settings = _replay(root, "m.py", ["def f():\n    return 1\n", "def f():\n    return 2\n"])
     db = ["--root", str(root), "--db", settings.db_url]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "symdiff", *args, *db],
-                              capture_output=True, text=True, cwd=root,
-                              env={**os.environ, "SYMDIFF_HOST": "test-host"})  # fmt: skip
+        return symdiff_cli(*args, *db, cwd=root, env={"SYMDIFF_HOST": "test-host"})
 
     log = run("log", "f", "--json")
     assert log.returncode == 0, log.stderr

@@ -3,12 +3,11 @@ Rust and Java: the same history, the same versions."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import git as run_git
 
 from symdiff.api import import_history
 from symdiff.config import Settings
@@ -31,13 +30,12 @@ LANGUAGES = {
              "    }}\n\n"),
 }  # fmt: skip
 
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_AUTHOR_NAME": "Ada",
-       "GIT_AUTHOR_EMAIL": "ada@x", "GIT_COMMITTER_NAME": "Bob", "GIT_COMMITTER_EMAIL": "bob@x"}
+WHO = {"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@x", "GIT_COMMITTER_NAME": "Bob",
+       "GIT_COMMITTER_EMAIL": "bob@x"}
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, capture_output=True,
-                          text=True).stdout  # fmt: skip
+    return run_git(repo, *args, env=WHO)
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))

@@ -1,5 +1,6 @@
 """What a person sees in a real terminal: `symdiff changes` and `symdiff watch` run in tmux at
-80 columns, and the pane read back as text (`capture-pane`). Real files, real processes."""
+80 columns, and the pane read back as text (`capture-pane`). Real files, real processes for
+what is looked at; the steps around them (index, status) run in the process."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import git, symdiff_cli, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -100,9 +101,27 @@ def save(path: Path, text: str) -> None:
 
 
 def symdiff(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The console script as a real process, its output piped."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYMDIFF_")}
     return subprocess.run([*shlex.split(SYMDIFF), *args], cwd=root, env=env, text=True,
                           capture_output=True, timeout=120)
+
+
+def in_process(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The same command in this process, for the steps around what a test looks at."""
+    return symdiff_cli(*args, cwd=root, env={k: None for k in os.environ
+                                             if k.startswith("SYMDIFF_")})
+
+
+def _watching(root: Path, p: subprocess.Popen[str] | None = None) -> None:
+    """Wait until the daemon watching `root` has finished its start pass."""
+    def done() -> bool:
+        assert p is None or p.poll() is None, "watch exited"
+        status = json.loads(in_process(root, "status", "--json").stdout)
+        return bool(status["running"] and status["last_reconcile"]
+                    and status["progress"] is None)
+
+    wait_until(done, timeout=30, interval=0.05, message="the daemon's start pass")
 
 
 OLD = ("def progress_bar(label):\n    pass\n\n\nclass SymdiffError:\n"
@@ -126,10 +145,10 @@ def project(repo: Path) -> Path:
 def test_the_table_shows_whole_names_and_renames_at_80_columns(project: Path,
                                                                 pane_at: Callable[[Path], Pane]
                                                                 ) -> None:  # fmt: skip
-    assert symdiff(project, "index").returncode == 0
+    assert in_process(project, "index").returncode == 0
     save(project / "symdiff" / "progress.py", NEW)
     save(project / "tests" / "test_progress.py", "def test_bar():\n    assert 1\n")
-    assert symdiff(project, "index").returncode == 0
+    assert in_process(project, "index").returncode == 0
     pane = pane_at(project)
     pane.type(f"{SYMDIFF} changes")
     shown = pane.wait(lambda t: "1 test change hidden: --scope all shows them" in t)
@@ -150,9 +169,9 @@ def test_the_table_shows_whole_names_and_renames_at_80_columns(project: Path,
 
 
 def test_the_table_off_a_terminal_is_as_wide_as_its_content(project: Path) -> None:
-    assert symdiff(project, "index").returncode == 0
+    assert in_process(project, "index").returncode == 0
     save(project / "symdiff" / "progress.py", NEW)
-    assert symdiff(project, "index").returncode == 0
+    assert in_process(project, "index").returncode == 0
     proc = symdiff(project, "changes")
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[" not in proc.stdout
@@ -194,14 +213,9 @@ def test_watch_quiet_prints_nothing_per_change(project: Path,
                                                pane_at: Callable[[Path], Pane]) -> None:
     pane = pane_at(project)
     pane.type(f"{SYMDIFF} watch -q --no-history")  # only what this test writes
-    time.sleep(0.5)
-    for _ in range(300):  # until the start pass is done (no line says so under -q)
-        status = json.loads(symdiff(project, "status", "--json").stdout)
-        if status["running"] and status["last_reconcile"] and status["progress"] is None:
-            break
-        time.sleep(0.1)
+    _watching(project)  # the start pass is done (no line says so under -q)
     save(project / "symdiff" / "progress.py", NEW)
-    recorded = json.loads(symdiff(project, "changes", "--json").stdout)  # waits for the daemon
+    recorded = json.loads(in_process(project, "changes", "--json").stdout)  # waits for it
     assert "symdiff/progress.py" in {r["path"] for r in recorded}
     assert "progress.py" not in pane.text()
     pane.keys("C-c")
@@ -213,14 +227,12 @@ def test_watch_piped_prints_plain_lines_as_they_happen(project: Path) -> None:
     p = subprocess.Popen([*shlex.split(SYMDIFF), "watch"], cwd=project, env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while json.loads(symdiff(project, "status", "--json").stdout)["last_reconcile"] is None:
-            assert time.monotonic() < deadline and p.poll() is None
-            time.sleep(0.1)
+        _watching(project, p)
         save(project / "symdiff" / "progress.py", NEW)
         assert p.stdout is not None
         line = p.stdout.readline()  # flushed at once, though stdout is a pipe
         while " modify symdiff/progress.py " not in line:  # (a save split by a busy machine)
+            assert line, "watch ended without printing the change"
             line = p.stdout.readline()
     finally:
         p.send_signal(2)

@@ -11,9 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from click.testing import CliRunner
+from conftest import symdiff_cli
 
-from symdiff.cli.main import cli
 from symdiff.diffs.textdiff import OUTPUT_CAP, READ_CAP, text_diff
 from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
 
@@ -208,15 +207,14 @@ def test_path_mode_returns_a_valid_acp_diff(root: Path) -> None:
 
 def test_cli_textdiff(root: Path) -> None:
     a, b = _write(root / "a.txt", "1\n"), _write(root / "b.txt", "2\n")
-    runner = CliRunner()
-    res = runner.invoke(cli, ["textdiff", str(a), str(b)])
-    assert res.exit_code == 0 and "-1\n+2\n" in res.output
-    res = runner.invoke(cli, ["textdiff", str(a), str(b), "--json", "--context", "0"])
-    assert res.exit_code == 0 and json.loads(res.output)["diff_lines"] == 5
-    res = runner.invoke(cli, ["textdiff", str(a), str(b), "--context", "21"])
-    assert res.exit_code == 2 and "invalid_args" in res.output
-    res = runner.invoke(cli, ["textdiff", str(a), str(root)])
-    assert res.exit_code == 1 and "tool_failed" in res.output
+    res = symdiff_cli("textdiff", str(a), str(b))
+    assert res.returncode == 0 and "-1\n+2\n" in res.stdout
+    res = symdiff_cli("textdiff", str(a), str(b), "--json", "--context", "0")
+    assert res.returncode == 0 and json.loads(res.stdout)["diff_lines"] == 5
+    res = symdiff_cli("textdiff", str(a), str(b), "--context", "21")
+    assert res.returncode == 2 and "invalid_args" in res.stderr and res.stdout == ""
+    res = symdiff_cli("textdiff", str(a), str(root))
+    assert res.returncode == 1 and "tool_failed" in res.stderr and res.stdout == ""
 
 
 def test_a_nul_byte_in_a_path_is_invalid_args(tmp_path: Path) -> None:

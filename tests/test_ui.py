@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from conftest import git
+from conftest import cli_entry, git
 from mcp.client.session import ClientSession
 from mcp_servers import call, env, run_stdio, text_of
 
@@ -398,9 +398,11 @@ def test_the_package_ships_the_static_files(tmp_path: Path) -> None:
     # The page served from that layout alone (not this checkout): -S skips the editable
     # install's path hook; the dependencies come from this environment's site-packages.
     site = next(p for p in sys.path if p.endswith("site-packages"))
+    entry = cli_entry()
     code = ("import sys; sys.path[:0] = sys.argv[1:3]; del sys.argv[1:3]; "
             "import symdiff.ui.app as a; assert a.STATIC.is_relative_to(sys.path[0]), a.STATIC; "
-            "from symdiff.cli.main import main; sys.argv[0] = 'symdiff'; main()")
+            f"from {entry.__module__} import {entry.__name__} as main; "
+            "sys.argv[0] = 'symdiff'; main()")
     root = tmp_path / "ws"
     root.mkdir()
     proc = subprocess.Popen([sys.executable, "-S", "-c", code, str(tmp_path / "lib"), site,
