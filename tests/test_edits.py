@@ -24,7 +24,6 @@ from conftest import git, make_settings, stored
 
 from symdiff.api import apply_edits, index, open_store
 from symdiff.attribute import spans as attribute_module
-from symdiff.config import Settings
 from symdiff.edits import apply_edits as apply_core
 from symdiff.edits import plan_edits
 from symdiff.edits.parse import parse_edits, parse_text
@@ -54,7 +53,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def block(path: str, search: str, replace: str) -> str:
-    return f"FILE: {path}\n
+    return f"FILE: {path}\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n"
+
 
 def at(root: Path, path: Path) -> Beneath:
     """`path` beneath `root`, as the gate hands it to the writer."""
