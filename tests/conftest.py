@@ -232,6 +232,15 @@ def make_settings(root: Path, db: str | None = None, **kw: Any) -> Settings:
     return Settings.resolve(root, db=db or f"sqlite:///{root.parent / 'db' / 'index.db'}", **kw)
 
 
+def daemon_settings(root: Path, **kw: Any) -> Settings:
+    """Settings for a daemon watching `root`, as `symdiff watch` makes them (the database in
+    ROOT/.symdiff/), with a short settle window so that tests wait less."""
+    from symdiff.config import Settings
+
+    return Settings.resolve(root, db=f"sqlite:///{root}/.symdiff/index.db",
+                            **{"settle_ms": 20, **kw})
+
+
 def wait_until(condition: Callable[[], T], *, timeout: float = 30, interval: float = 0.02,
                message: str | Callable[[], object] = "the condition") -> T:
     """Poll `condition` until it returns something truthy (returned), or fail at the deadline.

@@ -10,10 +10,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import stored
+from conftest import daemon_settings, daemon_thread, stored, wait_until
 
 from symdiff.cli.main import cli
 from symdiff.config import Settings
@@ -36,8 +35,7 @@ Rec = tuple[str, str, str | None]
 
 
 def make_settings(root: Path) -> Settings:
-    return Settings.resolve(root, db=f"sqlite:///{root}/.symdiff/index.db", host="testhost",
-                            settle_ms=20)
+    return daemon_settings(root, host="testhost")
 
 
 @pytest.fixture
@@ -59,40 +57,6 @@ def records(settings: Settings) -> Counter[Rec]:
             return Counter()
         rows = stored(store, workspace_ids=[ws.id])
     return Counter((c.change_type.value, c.path, c.old_path) for c in rows)
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
-@contextmanager
-def daemon_thread(settings: Settings, **kw: Any) -> Iterator[Daemon]:
-    """The daemon in-process on a thread; stopped (and its errors raised) on exit."""
-    d = Daemon(settings, **kw)
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            d.run()
-        except BaseException as exc:  # handed to the test thread
-            errors.append(exc)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    assert d.ready.wait(30)
-    if errors:
-        raise errors[0]
-    try:
-        yield d
-    finally:
-        d.stop()
-        t.join(30)
-        assert not t.is_alive()
-    if errors:
-        raise errors[0]
 
 
 def settled(settings: Settings) -> Counter[Rec]:
@@ -385,7 +349,7 @@ def _spawn(root: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SYMDIFF_SETTLE_MS": "20", "SYMDIFF_HOST": "testhost"}
     p = subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(root), "-q"], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_for(lambda: (running(root) is not None and _start_pass_done(root))
+    wait_until(lambda: (running(root) is not None and _start_pass_done(root))
              or p.poll() is not None, timeout=30)
     assert p.poll() is None, p.communicate()
     return p
@@ -440,13 +404,13 @@ def test_watch_limit_falls_back_to_periodic_rescans(root: Path) -> None:
     s = make_settings(root)
     try:
         status_file = root / ".symdiff" / "daemon.json"
-        wait_for(lambda: p.poll() is not None or (status_file.exists() and
+        wait_until(lambda: p.poll() is not None or (status_file.exists() and
                  json.loads(status_file.read_text())["degraded"]))
         assert p.poll() is None
         for i in range(12):
             (root / f"dir{i}" / "new.py").write_text(f"n = {i}\n")
         want = Counter({("add", f"dir{i}/new.py", None): 1 for i in range(12)})
-        wait_for(lambda: records(s) == want)
+        wait_until(lambda: records(s) == want)
     finally:
         p.send_signal(signal.SIGTERM)
         _, err = p.communicate(timeout=30)
@@ -666,7 +630,7 @@ def _spawn_bound(s: Settings) -> subprocess.Popen[bytes]:
 
     p = popen_symdiff("watch", str(s.root), "--db", s.db_url, "-q",
                       env={"SYMDIFF_SETTLE_MS": "20", "SYMDIFF_HOST": s.host})
-    wait_for(lambda: p.poll() is not None or _started(s, p.pid), timeout=30)
+    wait_until(lambda: p.poll() is not None or _started(s, p.pid), timeout=30)
     assert p.poll() is None, p.communicate()
     return p
 
@@ -746,7 +710,7 @@ def test_watch_on_postgresql_records_with_a_read_only_state_dir(root: Path, pg_u
         p = _spawn_bound(s)
         try:
             (root / "main.py").write_text("def main():\n    return 2\n")
-            wait_for(lambda: records(s) == Counter({("modify", "main.py", None): 1}))
+            wait_until(lambda: records(s) == Counter({("modify", "main.py", None): 1}))
         finally:
             err = _stop(p)
     finally:

@@ -11,8 +11,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from conftest import git, stored
-from test_daemon import daemon_thread
+from conftest import daemon_settings, daemon_thread, git, stored
 
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
@@ -25,7 +24,7 @@ FILES = int(os.environ.get("SYMDIFF_TEST_CHECKOUT_FILES", "5000"))
 
 
 def _settings(root: Path) -> Settings:
-    return Settings.resolve(root, db=f"sqlite:///{root}/.symdiff/index.db", settle_ms=20)
+    return daemon_settings(root)
 
 
 def _changes(settings: Settings) -> list[FileChange]:

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, stored
+from conftest import daemon_settings, daemon_thread, git, stored
 from mcp.client.session import ClientSession
 from mcp_servers import HOST, call, run_stdio, text_of
-from test_daemon import daemon_thread
 
 from symdiff.config import Settings
 from symdiff.record.origins import QUIET_S
@@ -25,8 +24,7 @@ from symdiff.workspace.sync import sync
 
 
 def _settings(root: Path) -> Settings:
-    return Settings.resolve(root, db=f"sqlite:///{root}/.symdiff/index.db", host=HOST,
-                            settle_ms=20)  # fmt: skip
+    return daemon_settings(root, host=HOST)
 
 
 class History:
