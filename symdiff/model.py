@@ -6,6 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from symdiff.agents.attribute import Windows
 
 
 class ChangeType(StrEnum):
@@ -34,6 +38,7 @@ class Origin(StrEnum):
     WATCH = "watch"  # seen live by the watcher: an editor, a formatter, another tool
     SCAN = "scan"  # found by a reconcile pass: writer unknown, time only bounded
     COMMIT = "commit"  # imported from git history
+    AGENT = "agent"  # written while an agent's tool call was open (docs/agents.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,7 @@ class Provenance:
     origin: Origin = Origin.SCAN
     origin_info: Mapping[str, object] | None = None
     git: Mapping[str, object] | None = None
+    agents: Windows | None = None  # agents' tool windows: a write inside one is the agent's
 
 
 class Scope(StrEnum):

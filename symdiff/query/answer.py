@@ -23,6 +23,7 @@ from symdiff.query.args import (
     encode_cursor,
     parse,
 )
+from symdiff.query.sessions import turn_filter, with_turn_bounds
 from symdiff.records import ChangeRecord
 from symdiff.store import ChangeFilter, Page, Position, Store, StoredChange, Workspace
 from symdiff.store.changes import START
@@ -170,6 +171,8 @@ def diff(
         workspace=query.workspace,
     )  # fmt: skip
     start_us = to_us(now or datetime.now(UTC)) - window.since_ns // 1000
+    if window.turns is not None:  # a turn is its own window (query/sessions.py)
+        window = with_turn_bounds(window, store, ids, root)
     after: Position | None = window.cursor
     if window.reader is not None:
         page, after = _read_as(window.reader, settings, store, ids, window, start_us)
@@ -202,8 +205,9 @@ def _filter(ids: list[int] | None, window: Window, after: Position | None, start
             scope: Scope | None) -> ChangeFilter:  # fmt: skip
     # After a cursor every later record counts, however old its timestamp.
     since_us = 0 if after is not None and after != START else start_us
-    return ChangeFilter(ids, since_us, scope, window.limit, origins=window.origins,
-                        paths=window.paths, after=after)  # fmt: skip
+    f = ChangeFilter(ids, since_us, scope, window.limit, origins=window.origins,
+                     paths=window.paths, after=after)  # fmt: skip
+    return f if window.turns is None else turn_filter(f, window.turns, window.turn_end_us)
 
 
 def _page(store: Store, ids: list[int] | None, window: Window, after: Position | None,

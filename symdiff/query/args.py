@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from symdiff.duration import parse_go_duration
 from symdiff.errors import DurationError, InvalidArgs
 from symdiff.model import Origin, Scope
+from symdiff.query.sessions import TurnArgs, normalize_turn_args
 from symdiff.store import PathFilter, Position
 
 DEFAULT_SINCE = "24h"
@@ -45,6 +46,9 @@ class DiffQuery:
     cursor: object = None  # from an earlier answer: what was recorded after it, oldest first
     reader: object = None  # a name: the server keeps this reader's cursor between answers
     against: object = None  # a git revision: the work tree compared with it (against.py)
+    session: object = None  # an agent session: with turn / since_turn (query/sessions.py)
+    turn: object = None
+    since_turn: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,8 @@ class Window:
     paths: PathFilter | None = None
     cursor: Position | None = None
     reader: str | None = None
+    turns: TurnArgs | None = None
+    turn_end_us: int | None = None  # since_turn: when that turn ended (query/sessions.py)
 
 
 def parse(query: DiffQuery) -> Window:
@@ -70,6 +76,7 @@ def parse(query: DiffQuery) -> Window:
         origins=normalize_origin(query.origin), paths=normalize_path(query.path),
         cursor=None if query.cursor is None else decode_cursor(query.cursor),
         reader=normalize_reader(query.reader),
+        turns=normalize_turn_args(query.session, query.turn, query.since_turn),
     )  # fmt: skip
 
 
@@ -144,17 +151,21 @@ def check_workspace(value: object) -> None:
 
 
 ORIGINS = tuple(o.value for o in Origin)
+# Groups (docs/agents.md): `person` is what a person changed, `agent` what any agent did.
+ORIGIN_GROUPS = {"person": ("watch", "scan"), "agent": ("agent", "edit")}
 
 
 def normalize_origin(value: object) -> tuple[str, ...] | None:
-    """One origin or a non-empty list of them; None (absent) means every origin."""
+    """One origin or group or a non-empty list of them; None (absent) means every origin."""
     if value is None:
         return None
     values = [value] if isinstance(value, str) else value
     if (isinstance(values, list) and values
-            and all(isinstance(v, str) and v in ORIGINS for v in values)):
-        return tuple(dict.fromkeys(values))
-    raise InvalidArgs(f"origin must be one of {', '.join(ORIGINS)} or a list of them, got "
+            and all(isinstance(v, str) and (v in ORIGINS or v in ORIGIN_GROUPS)
+                    for v in values)):
+        return tuple(dict.fromkeys(o for v in values for o in ORIGIN_GROUPS.get(v, (v,))))
+    raise InvalidArgs(f"origin must be one of {', '.join(ORIGINS)}, a group "
+                      f"({', '.join(ORIGIN_GROUPS)}) or a list of them, got "
                       f"{json.dumps(value, default=repr)}")
 
 
