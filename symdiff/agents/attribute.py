@@ -18,6 +18,7 @@ import bisect
 import os
 import re
 import shlex
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -143,3 +144,15 @@ def agent_origin(provenance: Provenance, root: str, path: str
     git = provenance.origin_info if provenance.origin is Origin.GIT else None
     info = attribute(provenance.agents, path, write_time(root, path), git=git)
     return None if info is None else (Origin.AGENT, info)
+
+
+def in_session(origin_info: Mapping[str, object] | None, provenance: Provenance
+               ) -> Mapping[str, object] | None:  # fmt: skip
+    """An apply_edits' `origin_info` with the agent session and turn of the tool call open now
+    (`session_of`), when one is: the edit stays `edit` and says which turn made it."""
+    if not provenance.agents:
+        return origin_info
+    found = session_of(provenance.agents, time.time_ns())
+    if found is None:
+        return origin_info
+    return {**(origin_info or {}), **found}

@@ -35,8 +35,12 @@ def rows(sessions: Mapping[str, Session], workspace_id: int) -> list[SessionRow]
 
 
 def flush(store: Store, settings: Settings, journals: Journals | None = None) -> None:
-    """Keep every session and turn the journals know in the database."""
-    journals = journals or Journals(str(settings.root))
+    """Keep every session and turn the journals know in the database (a daemon passes its
+    `Journals`, and only what changed since its last look is written)."""
+    if journals is None:
+        journals = Journals(str(settings.root))
+    elif not journals.refresh():
+        return
     journals.refresh()
     if journals.sessions:
         ws = store.ensure_workspace(str(settings.root), settings.host)

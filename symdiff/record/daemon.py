@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
+from symdiff.agents.reader import Journals
+from symdiff.agents.recorder import flush
 from symdiff.config import STATE_DIR, Settings
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin, Provenance
@@ -102,6 +104,7 @@ class Daemon:
         self._watcher: Watcher | None = None
         self._last_full = 0.0
         self._origins: BatchOrigins | None = None
+        self._journals = Journals(str(settings.root))  # agent sessions to keep (docs/agents.md)
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
@@ -215,6 +218,7 @@ class Daemon:
                     self._check_watches(batch)
             elif self._origins is not None and self.dirty.idle():
                 self._origins.refresh()  # a ref-only git command must not claim the next edit
+            self._keep_sessions()
             elapsed = time.monotonic() - last_log
             if elapsed >= LOG_EVERY_S:
                 rate = (self.stats.events - last_events) / elapsed
@@ -222,6 +226,15 @@ class Daemon:
                 log.info("%.1f events/s; %d batches, %d events, %d changes recorded, "
                          "last reconcile %s", rate, self.stats.batches, self.stats.events,
                          self.stats.changes, self.stats.last_reconcile)
+
+    def _keep_sessions(self) -> None:
+        """Copy new agent-session events (turns) into the database; never fails the loop."""
+        if self._store is None:
+            return
+        try:
+            flush(self._store, self.settings, self._journals)
+        except Exception as exc:  # the journal stays on disk: the next look writes it
+            log.warning("cannot keep the agent sessions in the database: %s", exc)
 
     def _restart_watcher(self) -> None:
         """A watchdog thread died (events from now on would be lost): watch anew, rescan all."""

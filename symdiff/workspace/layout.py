@@ -13,6 +13,9 @@ from pathlib import Path
 from symdiff.config import STATE_DIR
 
 GITIGNORE = "# symdiff's index and daemon state: nothing here belongs in version control\n*\n"
+# Agent hooks' journals, one per session (symdiff/agents/journal.py, which spells it out so
+# that a hook imports nothing else).
+AGENTS_DIR = f"{STATE_DIR}/agents"
 
 
 def ensure_state_dir(folder: Path) -> Path:
