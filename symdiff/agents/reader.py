@@ -56,8 +56,8 @@ class Journals:
     def refresh(self) -> bool:
         """Read what was appended since the last call; whether anything changed."""
         try:
-            entries = sorted(e for e in os.scandir(folder(self._root))
-                             if e.name.endswith(".jsonl"))  # type: ignore[type-var]
+            entries = sorted((e for e in os.scandir(folder(self._root))
+                              if e.name.endswith(".jsonl")), key=lambda e: e.name)
         except OSError:
             entries = []
         stamp = tuple((e.name, *self._size_mtime(e)) for e in entries)
