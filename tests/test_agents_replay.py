@@ -123,7 +123,7 @@ def _daemon(r: Replay) -> Iterator[None]:
 
 
 def _start_watch(root: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([SYMDIFF, "watch", "-q", str(root)], env=env(),
+    proc = subprocess.Popen([SYMDIFF, "watch", "-q", "--no-history", str(root)], env=env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     status = root / ".symdiff" / "daemon.json"
 
@@ -169,6 +169,8 @@ def _scenario(r: Replay) -> None:
     r.stop(s1)
     # Between turns: a person's save and commit.
     r.person("p.py", "def person():\n    return 1\n")
+    if r.mode != "none":  # a save and a commit in one batch is `git` (docs/provenance.md)
+        assert sync(r.root, timeout=20)
     git(r.root, "add", "-A")
     git(r.root, "commit", "-qm", "between turns")
     # Turn 2: told about p.py, then git inside Bash, a subagent, apply_edits over MCP.
