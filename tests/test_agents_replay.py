@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git
+from mcp_servers import env, run_stdio
+from test_daemon import daemon_thread, wait_for
 
 from symdiff.config import Settings
 from symdiff.query.answer import DiffQuery, diff
 from symdiff.workspace.sync import sync
-from conftest import git
-from mcp_servers import env, run_stdio
-from test_daemon import daemon_thread, wait_for
 
 SYMDIFF = str(Path(sys.executable).parent / "symdiff")
 GAP_S = 0.03  # a person's save stays clear of a hook's moment by more than the file clock's tick

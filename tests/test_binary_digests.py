@@ -128,7 +128,7 @@ def test_the_downgrade_gives_back_the_hex_text(backend: str,
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            upgrade(conn)
+            upgrade(conn, to="0007")
             assert current_revision(conn) == "0007"
             command.downgrade(_config(conn), "0006")
             conn.commit()

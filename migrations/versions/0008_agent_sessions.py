@@ -26,9 +26,10 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("provenance") as batch:
-        batch.add_column(sa.Column("session", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("turn", sa.Integer(), nullable=True))
+    # Native ADD/DROP COLUMN (SQLite >= 3.35, PostgreSQL): no rebuild of `provenance`, whose
+    # rows `changes` references.
+    op.add_column("provenance", sa.Column("session", sa.Text(), nullable=True))
+    op.add_column("provenance", sa.Column("turn", sa.Integer(), nullable=True))
     op.create_index("ix_provenance_session_turn", "provenance", ["session", "turn"])
     op.create_table(
         "agent_sessions",
@@ -60,6 +61,5 @@ def downgrade() -> None:
     op.drop_table("agent_turns")
     op.drop_table("agent_sessions")
     op.drop_index("ix_provenance_session_turn", table_name="provenance")
-    with op.batch_alter_table("provenance") as batch:
-        batch.drop_column("turn")
-        batch.drop_column("session")
+    op.execute("ALTER TABLE provenance DROP COLUMN turn")
+    op.execute("ALTER TABLE provenance DROP COLUMN session")
