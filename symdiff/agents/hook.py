@@ -154,7 +154,11 @@ def _record(root: str) -> None:
 
 
 def _context(root: str, session: str, hook_event: str) -> dict[str, object] | None:
-    if not os.path.isfile(os.path.join(journal.folder(root), journal.file_name(session))):
+    try:  # the first turn of a session has nothing to be told: no database, no imports
+        with open(os.path.join(journal.folder(root), journal.file_name(session)), "rb") as f:
+            if b'"kind":"turn-end"' not in f.read():
+                return None
+    except OSError:
         return None
     from pathlib import Path
 
