@@ -133,12 +133,12 @@ def neutral_event(options: dict[str, list[str]]) -> dict[str, object] | None:
 
 
 def _after(root: str, line: events.Line, *, hook_event: str | None) -> dict[str, object] | None:
-    """Append the event; then the slow path its kind needs."""
+    """Append the event (first: a failing slow path never loses it); then the slow path its
+    kind needs. Without a daemon, a turn-start records a person's saves before the turn's
+    tools run, and a tool-end what the tool wrote (attributed by write time either way)."""
     kind = line["kind"]
-    if kind == events.TURN_START and not daemon_running(root):
-        _record(root)  # a person's saves before the turn are theirs, recorded before it starts
     journal.append(root, line)
-    if kind == events.TOOL_END and not daemon_running(root):
+    if kind in (events.TURN_START, events.TOOL_END) and not daemon_running(root):
         _record(root)
     if kind == events.TURN_START and hook_event is not None:
         return _context(root, str(line["session"]), hook_event)
