@@ -107,3 +107,24 @@ def import_history(
         window = timedelta(microseconds=ns // 1000)
     with open_store(settings) as store:
         return run(settings, store, since=window, max_commits=max_commits)
+
+
+def blame(
+    settings: Settings, path: str | Path, *, start_line: int | None = None,
+    end_line: int | None = None,
+) -> dict[str, object]:
+    """For each line of `path` as it is now, the record that last wrote it, in ranges:
+    `{path, lines, indexed, ranges: [{start_line, end_line, version, timestamp, origin,
+    origin_info, path, contributor, note}]}` (docs/agents.md, "Blame")."""
+    from symdiff.agents.blame import blame_file
+
+    return blame_file(settings, path, start_line=start_line, end_line=end_line)
+
+
+def trace(settings: Settings, rev: str | None = None, *, worktree: bool = False
+          ) -> dict[str, object]:  # fmt: skip
+    """The Agent Trace record of commit `rev` (default HEAD), or of the uncommitted work
+    (`worktree`) (docs/agents.md, "Agent Trace")."""
+    from symdiff.agents.trace import trace as run
+
+    return run(settings, rev, worktree=worktree)
