@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from symdiff.config import Settings
 from symdiff.record.indexer import Progress, Report, check_root, reconcile
@@ -112,7 +112,7 @@ def import_history(
 def blame(
     settings: Settings, path: str | Path, *, start_line: int | None = None,
     end_line: int | None = None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """For each line of `path` as it is now, the record that last wrote it, in ranges:
     `{path, lines, indexed, ranges: [{start_line, end_line, version, timestamp, origin,
     origin_info, path, contributor, note}]}` (docs/agents.md, "Blame")."""
@@ -122,7 +122,7 @@ def blame(
 
 
 def trace(settings: Settings, rev: str | None = None, *, worktree: bool = False
-          ) -> dict[str, object]:  # fmt: skip
+          ) -> dict[str, Any]:  # fmt: skip
     """The Agent Trace record of commit `rev` (default HEAD), or of the uncommitted work
     (`worktree`) (docs/agents.md, "Agent Trace")."""
     from symdiff.agents.trace import trace as run

@@ -243,7 +243,7 @@ async def check_text_diff(session: ClientSession, root: Path) -> None:
 def test_stdio_lists_tools_with_schemas(workspace: Workspace) -> None:
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "symbol_history",
-                                                 "symbol_source"})
+                                                 "symbol_source", "blame"})
     run_stdio(workspace, check, "--read-only")
 
 

@@ -44,20 +44,27 @@ class Lines:
     replaced: list[frozenset[int]] = field(default_factory=list)
 
 
-def lineage(rows_of: Callable[[str], list[FileRow]], path: str) -> list[tuple[FileRow, bool]]:
-    """The records of the file now at `path`, oldest first, back through its renames; each
-    with True when it moved the file away from the path it then had (so it ends it there)."""
-    out: list[tuple[FileRow, bool]] = []
+def lineage(rows_of: Callable[[str], list[FileRow]], path: str) -> list[FileRow]:
+    """The records of the file now at `path`, oldest first, back through its renames.
+
+    The file at a path begins after the last record that deleted it there or moved it away;
+    the first rename into the path after that is the move that brought it (a later one is the
+    same move seen again: the history import's record of a rename the watcher recorded live).
+    """
+    out: list[FileRow] = []
     current, until = path, None
     for _ in range(MAX_RENAMES):
         rows = [r for r in rows_of(current) if until is None or oldest_first(r) < until]
-        into = [r for r in rows if r.path == current and r.old_path not in (None, current)]
-        start = oldest_first(into[-1]) if into else None
-        seg = [(r, r.path != current) for r in rows if start is None or oldest_first(r) >= start]
-        out[:0] = seg
-        if not into:
+        ends = [r for r in rows if (r.path == current and r.new_hash is None)
+                or (r.path != current and r.old_path == current)]  # fmt: skip
+        begun = oldest_first(ends[-1]) if ends else None
+        seg = [r for r in rows if r.path == current and (begun is None or oldest_first(r) > begun)]
+        into = next((i for i, r in enumerate(seg) if r.old_path not in (None, current)), None)
+        if into is None:
+            out[:0] = seg
             break
-        current, until = str(into[-1].old_path), start
+        out[:0] = seg[into:]
+        current, until = str(seg[into].old_path), oldest_first(seg[into])
     return out
 
 
@@ -79,12 +86,12 @@ def carry(before: Lines, old: bytes, new: bytes, owner: int) -> Lines:
     return Lines(None, new, owners, replaced)
 
 
-def walk(versions: Sequence[tuple[FileRow, bool]], read: Read) -> Iterator[tuple[int, Lines]]:
+def walk(versions: Sequence[FileRow], read: Read) -> Iterator[tuple[int, Lines]]:
     """The file's lines after each record that changed them: (index of the record, lines)."""
     state = Lines()
-    started = False
-    for i, (row, away) in enumerate(versions):
-        if away or row.new_hash is None:  # moved away or deleted: nothing left here
+    started = live = False  # any record applied yet; any record of the work tree (not commit)
+    for i, row in enumerate(versions):
+        if row.new_hash is None:  # deleted: nothing left here
             state, started = Lines(), True
             yield i, state
             continue
@@ -93,9 +100,10 @@ def walk(versions: Sequence[tuple[FileRow, bool]], read: Read) -> Iterator[tuple
         if row.old_hash != state.hash:
             if row.origin == "commit" and started:
                 continue  # history that does not continue the work tree's chain
-            # A change no record holds came first (before recording, or while none ran).
+            # A change no record holds came first: before live recording began (uncommitted
+            # work it found, or records retention collected), else while none was kept.
             old = b"" if row.old_hash is None else read(row.old_hash)
-            state = _to(state, old, BEFORE if not started else UNKNOWN, row.old_hash)
+            state = _to(state, old, UNKNOWN if live else BEFORE, row.old_hash)
         new = read(row.new_hash)
         if new is None or state.text is None:  # a text not kept: its lines are no one's known
             n = 0 if new is None else count_lines(new)
@@ -104,6 +112,7 @@ def walk(versions: Sequence[tuple[FileRow, bool]], read: Read) -> Iterator[tuple
             state = carry(state, state.text, new, i)
             state.hash = row.new_hash
         started = True
+        live = live or row.origin != "commit"
         yield i, state
 
 
@@ -203,7 +212,7 @@ def file_lines(rows_of: Callable[[str], list[FileRow]], read: Read, path: str, t
     for _, state in walk(versions, read):
         if state.hash == digest and state.text is not None:
             match = state
-    return FileBlame(path, [v[0] for v in versions], finish(match or state, text, digest))
+    return FileBlame(path, versions, finish(match or state, text, digest))
 
 
 def answer(found: FileBlame, start: int | None, end: int | None) -> dict[str, Any]:

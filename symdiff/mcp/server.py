@@ -373,6 +373,9 @@ def build_server(
     from symdiff.mcp.symbols import register_symbol_tools  # it uses this module's helpers
 
     register_symbol_tools(server, settings, read_only=read_only, write_roots=write_roots)
+    from symdiff.mcp.blame import register_blame_tool
+
+    register_blame_tool(server, settings)
     return server
 
 
