@@ -450,3 +450,31 @@ def test_blame_over_mcp(world: World) -> None:
         jsonschema.Draft202012Validator.check_schema(tools["blame"].output_schema)
 
     run_stdio(["--root", str(world.root)], check, cwd=world.root)
+
+
+def test_the_documented_post_commit_hook_keeps_the_trace_as_a_note(tmp_path: Path) -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "agents.md").read_text()
+    section = doc[doc.index("### Keeping traces beside commits"):]
+    script = section[section.index("```sh\n") + 6:section.index("\n```", section.index("```sh"))]
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "a.py").write_text("x = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init")
+    symdiff("index", str(root), cwd=root)
+    hook(root, {"session_id": "N", "hook_event_name": "UserPromptSubmit", "prompt": "p"})
+    tool(root, "N", "Write", {"file_path": str(root / "a.py")},
+         lambda: (root / "a.py").write_text("x = 1\ny = 2\n"))
+    hook_file = root / ".git" / "hooks" / "post-commit"
+    hook_file.write_text(script + "\n")
+    hook_file.chmod(0o755)
+    path = f"{Path(sys.executable).parent}:{env()['PATH']}"
+    subprocess.run(["git", "commit", "-qam", "agent"], cwd=root, check=True, timeout=120,
+                   env={**env(PATH=path), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+                        "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": str(tmp_path)})  # fmt: skip
+    note = json.loads(git(root, "notes", "--ref=agent-trace", "show", "HEAD"))
+    jsonschema.validate(note, SCHEMA)
+    assert note["vcs"]["revision"] == git(root, "rev-parse", "HEAD").strip()
+    assert _kinds_of(note, "a.py") == {2: "ai"}
