@@ -2,9 +2,9 @@
 patch, a symbol's versions and diff. Each endpoint parses, calls one function of `feed.py`,
 formats; the door in front of them (Host, Origin, token) is `server.py`'s.
 
-Events (`GET /api/events?scope=&origin=&path=&since=`, server-sent events): `hello` (the
-workspace, the window's start, whether a daemon watches), `records` (a batch, oldest first;
-its SSE id is the query cursor after it, so a page that reconnects resumes with
+Events (`GET /api/events?scope=&origin=&path=&since=&session=&turn=`, server-sent events):
+`hello` (the workspace, the window's start, whether a daemon watches), `records` (a batch,
+oldest first; its SSE id is the query cursor after it, so a page that reconnects resumes with
 `Last-Event-ID` where it stopped), `live` (the window's backlog is all sent), `status` (a
 daemon started or stopped watching), `trouble` (the database could not be read; retried) and
 `problem` (a filter the query's rules refuse; the stream ends).
@@ -31,7 +31,7 @@ from symdiff.config import Settings, workspace_root
 from symdiff.errors import InvalidArgs, SymdiffError
 from symdiff.query.args import decode_cursor
 from symdiff.timestamps import format_us
-from symdiff.ui.feed import Follower, View, change_view, symbol_view
+from symdiff.ui.feed import Follower, View, change_view, sessions_view, symbol_view
 from symdiff.workspace.lock import running
 
 STATIC = Path(__file__).parent / "static"
@@ -50,7 +50,8 @@ def _view(request: Request) -> View:
     q = request.query_params
     return View(scope=q.get("scope", "all"), origin=q.getlist("origin") or None,
                 path=[p for p in q.getlist("path") if p.strip()] or None,
-                since=q.get("since", "24h"))  # fmt: skip
+                since=q.get("since", "24h"), session=q.get("session") or None,
+                turn=q.get("turn") or None)  # fmt: skip
 
 
 def _resume(request: Request) -> str | None:
@@ -132,6 +133,9 @@ class Routes:
             self.settings, version=_int(q.get("version"), "version"), path=q.get("path", ""),
             timestamp=q.get("timestamp", "")))  # fmt: skip
 
+    async def sessions(self, request: Request) -> Response:
+        return await _answer(lambda: sessions_view(self.settings))
+
     async def symbol(self, request: Request) -> Response:
         q = request.query_params
         version = q.get("version")
@@ -165,5 +169,6 @@ def build_app(settings: Settings, *, poll_s: float = POLL_S,
         Route("/api/events", r.events),
         Route("/api/change", r.change),
         Route("/api/symbol", r.symbol),
+        Route("/api/sessions", r.sessions),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])  # fmt: skip

@@ -18,12 +18,13 @@ from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
 from symdiff.query.answer import change_git_patch, select_workspaces
 from symdiff.query.args import DiffQuery, Window, encode_cursor, parse
+from symdiff.query.sessions import turn_filter
 from symdiff.store import ChangeFilter, PathFilter, Position, Store, StoredChange
 from symdiff.store.changes import START
 from symdiff.store.kept import reader
 from symdiff.timestamps import to_us
 
-__all__ = ["PAGE", "Follower", "Step", "View", "change_view", "symbol_view"]
+__all__ = ["PAGE", "Follower", "Step", "View", "change_view", "sessions_view", "symbol_view"]
 
 PAGE = 500  # records per read, and per event the page receives
 PATCH_CAP = 1024 * 1024  # characters of a patch sent to the page; the rest is cut
@@ -39,6 +40,8 @@ class View:
     origin: object = None  # one origin or a list; None: all
     path: object = None  # gitignore-style patterns; None: all
     since: object = "24h"
+    session: object = None  # an agent session: its records, whatever the window
+    turn: object = None  # with `session`: one turn's records
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,8 @@ class Follower:
         v = self.view
         # The query's own rules: a bad filter is InvalidArgs before anything is read.
         self.window = parse(DiffQuery(since=v.since, scope=v.scope, origin=v.origin,
-                                      path=v.path, limit=PAGE, cursor=self.after))  # fmt: skip
+                                      path=v.path, limit=PAGE, cursor=self.after,
+                                      session=v.session, turn=v.turn))  # fmt: skip
         self.start_us = to_us(self.now or datetime.now(UTC)) - self.window.since_ns // 1000
         self.position = self.window.cursor or START
 
@@ -84,8 +88,11 @@ class Follower:
         if store is None or not self._workspace(store):
             return Step([], False, encode_cursor(self.position))
         w = self.window
-        page = store.page(ChangeFilter(self._ids, self.start_us, w.scope, PAGE,
-                                       origins=w.origins, paths=w.paths, after=self.position))
+        f = ChangeFilter(self._ids, self.start_us, w.scope, PAGE, origins=w.origins,
+                         paths=w.paths, after=self.position)  # fmt: skip
+        if w.turns is not None:  # a session's (or turn's) records, whatever the window
+            f = turn_filter(f, w.turns, None)
+        page = store.page(f)
         self.position = page.position
         return Step([_record(c) for c in page.changes], page.more, encode_cursor(page.position))
 
@@ -164,3 +171,10 @@ def symbol_view(settings: Settings, *, name: str, path: str | None,
     if out["diff"] is None and out["note"] is None:
         out["note"] = "no text of this version is kept (a binary file or one over 4 MiB)"
     return out
+
+
+def sessions_view(settings: Settings) -> dict[str, Any]:
+    """The workspace's agent sessions and their turns (`symdiff sessions`' answer)."""
+    from symdiff.agents.listing import list_sessions
+
+    return {"sessions": list_sessions(settings)}
