@@ -478,3 +478,25 @@ def test_the_documented_post_commit_hook_keeps_the_trace_as_a_note(tmp_path: Pat
     jsonschema.validate(note, SCHEMA)
     assert note["vcs"]["revision"] == git(root, "rev-parse", "HEAD").strip()
     assert _kinds_of(note, "a.py") == {2: "ai"}
+
+
+@pytest.mark.postgres
+def test_blame_and_trace_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / "m.py").write_text("a = 1\nb = 2\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    sha = git(root, "rev-parse", "HEAD").strip()
+    symdiff("index", str(root), "--db", pg_url, cwd=root)
+    symdiff("history", "import", str(root), "--db", pg_url, cwd=root)
+    time.sleep(GAP_S)
+    (root / "m.py").write_text("a = 1\nmine = 3\nb = 2\n")
+    symdiff("index", str(root), "--db", pg_url, cwd=root)
+    found = json.loads(symdiff("blame", "m.py", "--json", "--db", pg_url, cwd=root))
+    assert _per_line(found) == [("commit", sha), ("person",), ("commit", sha)]
+    git(root, "commit", "-qam", "mine")
+    record = json.loads(symdiff("trace", "--db", pg_url, cwd=root))
+    jsonschema.validate(record, SCHEMA)
+    assert _kinds_of(record, "m.py") == {2: "human"}

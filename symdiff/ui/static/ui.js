@@ -172,6 +172,7 @@
     showTurns(s);
   }
 
+  // TODO(issue 24, item 5): an "undo preview" per turn (the undo's dry run) once undo exists.
   function showTurns(s) {
     els.turns.hidden = !s;
     if (!s) return els.turns.replaceChildren();
