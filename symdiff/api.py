@@ -128,3 +128,10 @@ def trace(settings: Settings, rev: str | None = None, *, worktree: bool = False
     from symdiff.agents.trace import trace as run
 
     return run(settings, rev, worktree=worktree)
+
+
+def sessions(settings: Settings) -> list[dict[str, Any]]:
+    """The workspace's agent sessions, oldest first, with their turns (`symdiff sessions`)."""
+    from symdiff.agents.listing import list_sessions
+
+    return list_sessions(settings)

@@ -31,7 +31,7 @@ from symdiff.config import Settings, workspace_root
 from symdiff.errors import InvalidArgs, SymdiffError
 from symdiff.query.args import decode_cursor
 from symdiff.timestamps import format_us
-from symdiff.ui.feed import Follower, View, change_view, sessions_view, symbol_view
+from symdiff.ui.feed import Follower, View, change_view, symbol_view
 from symdiff.workspace.lock import running
 
 STATIC = Path(__file__).parent / "static"
@@ -134,7 +134,9 @@ class Routes:
             timestamp=q.get("timestamp", "")))  # fmt: skip
 
     async def sessions(self, request: Request) -> Response:
-        return await _answer(lambda: sessions_view(self.settings))
+        from symdiff.api import sessions
+
+        return await _answer(lambda: {"sessions": sessions(self.settings)})
 
     async def symbol(self, request: Request) -> Response:
         q = request.query_params

@@ -24,7 +24,7 @@ from symdiff.store.changes import START
 from symdiff.store.kept import reader
 from symdiff.timestamps import to_us
 
-__all__ = ["PAGE", "Follower", "Step", "View", "change_view", "sessions_view", "symbol_view"]
+__all__ = ["PAGE", "Follower", "Step", "View", "change_view", "symbol_view"]
 
 PAGE = 500  # records per read, and per event the page receives
 PATCH_CAP = 1024 * 1024  # characters of a patch sent to the page; the rest is cut
@@ -172,9 +172,3 @@ def symbol_view(settings: Settings, *, name: str, path: str | None,
         out["note"] = "no text of this version is kept (a binary file or one over 4 MiB)"
     return out
 
-
-def sessions_view(settings: Settings) -> dict[str, Any]:
-    """The workspace's agent sessions and their turns (`symdiff sessions`' answer)."""
-    from symdiff.agents.listing import list_sessions
-
-    return {"sessions": list_sessions(settings)}
