@@ -171,4 +171,3 @@ def symbol_view(settings: Settings, *, name: str, path: str | None,
     if out["diff"] is None and out["note"] is None:
         out["note"] = "no text of this version is kept (a binary file or one over 4 MiB)"
     return out
-
