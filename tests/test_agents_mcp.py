@@ -49,3 +49,13 @@ def test_diff_takes_session_turn_and_since_turn(tmp_path: Path) -> None:
             assert says in text_of(bad)
 
     run_stdio(["--root", str(root)], check, cwd=root)
+    cli = subprocess.run([SYMDIFF, "changes", "--root", str(root), "--session", "S", "--turn",
+                          "1", "--scope", "all", "--json"], capture_output=True, text=True,
+                         env=env(), timeout=60)  # fmt: skip
+    assert [r["path"] for r in json.loads(cli.stdout)] == ["gen.py"], cli.stderr
+    refused = subprocess.run([SYMDIFF, "changes", "--root", str(root), "--turn", "1"],
+                             capture_output=True, text=True, env=env(), timeout=60)
+    assert refused.returncode == 2 and "invalid_args" in refused.stderr
+    listed = subprocess.run([SYMDIFF, "sessions", str(root)], capture_output=True, text=True,
+                            env=env(), timeout=60, check=True).stdout  # fmt: skip
+    assert "claude-code session S" in listed and "turn 1" in listed and "agent 1" in listed
