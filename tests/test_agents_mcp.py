@@ -43,7 +43,8 @@ def test_diff_takes_session_turn_and_since_turn(tmp_path: Path) -> None:
                            ({"session": "S", "turn": 1, "since_turn": 1}, "not both"),
                            ({"session": 5}, "session must be a session id"),
                            ({"session": "S", "since_turn": 9}, "turn 9 of session S"),
-                           ({"origin": "robots"}, "origin must be one of")):  # fmt: skip
+                           ({"origin": "robots"}, "origin must be one of"),
+                           ({"against": "HEAD", "session": "S"}, "no session")):  # fmt: skip
             bad = await call(session, "diff", args)
             assert bad.is_error and text_of(bad).startswith("invalid_args: "), text_of(bad)
             assert says in text_of(bad)
