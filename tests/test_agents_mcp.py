@@ -43,9 +43,20 @@ def test_diff_takes_session_turn_and_since_turn(tmp_path: Path) -> None:
                            ({"session": "S", "turn": 1, "since_turn": 1}, "not both"),
                            ({"session": 5}, "session must be a session id"),
                            ({"session": "S", "since_turn": 9}, "turn 9 of session S"),
-                           ({"origin": "robots"}, "origin must be one of")):  # fmt: skip
+                           ({"origin": "robots"}, "origin must be one of"),
+                           ({"against": "HEAD", "session": "S"}, "no session")):  # fmt: skip
             bad = await call(session, "diff", args)
             assert bad.is_error and text_of(bad).startswith("invalid_args: "), text_of(bad)
             assert says in text_of(bad)
 
     run_stdio(["--root", str(root)], check, cwd=root)
+    cli = subprocess.run([SYMDIFF, "changes", "--root", str(root), "--session", "S", "--turn",
+                          "1", "--scope", "all", "--json"], capture_output=True, text=True,
+                         env=env(), timeout=60)  # fmt: skip
+    assert [r["path"] for r in json.loads(cli.stdout)] == ["gen.py"], cli.stderr
+    refused = subprocess.run([SYMDIFF, "changes", "--root", str(root), "--turn", "1"],
+                             capture_output=True, text=True, env=env(), timeout=60)
+    assert refused.returncode == 2 and "invalid_args" in refused.stderr
+    listed = subprocess.run([SYMDIFF, "sessions", str(root)], capture_output=True, text=True,
+                            env=env(), timeout=60, check=True).stdout  # fmt: skip
+    assert "claude-code session S" in listed and "turn 1" in listed and "agent 1" in listed

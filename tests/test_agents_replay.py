@@ -29,6 +29,11 @@ from symdiff.workspace.sync import sync
 
 SYMDIFF = str(Path(sys.executable).parent / "symdiff")
 GAP_S = 0.03  # a person's save stays clear of a hook's moment by more than the file clock's tick
+DB: dict[str, str] = {}  # {"SYMDIFF_DB": url} when the replay runs on PostgreSQL
+
+
+def _env() -> dict[str, str]:
+    return env(**DB)
 
 
 @dataclass
@@ -57,7 +62,7 @@ class Replay:
                 "permission_mode": "default", **event}
         res = subprocess.run([SYMDIFF, "hook", "claude-code", "--root", str(self.root)],
                              input=json.dumps(body).encode(), capture_output=True, timeout=120,
-                             env=env())  # fmt: skip
+                             env=_env())  # fmt: skip
         assert res.returncode == 0
         assert res.stderr == b"", res.stderr
         return res.stdout.decode()
@@ -103,7 +108,7 @@ def _tree(root: Path) -> None:
         (root / name).write_text(body)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "init")
-    subprocess.run([SYMDIFF, "index", str(root)], check=True, capture_output=True, env=env())
+    subprocess.run([SYMDIFF, "index", str(root)], check=True, capture_output=True, env=_env())
 
 
 @contextmanager
@@ -123,7 +128,7 @@ def _daemon(r: Replay) -> Iterator[None]:
 
 
 def _start_watch(root: Path) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([SYMDIFF, "watch", "-q", "--no-history", str(root)], env=env(),
+    proc = subprocess.Popen([SYMDIFF, "watch", "-q", "--no-history", str(root)], env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     status = root / ".symdiff" / "daemon.json"
 
@@ -228,7 +233,8 @@ def _apply_over_mcp(root: Path) -> None:
             "dry_run": False})  # fmt: skip
         assert not done.isError if hasattr(done, "isError") else not done.is_error
 
-    run_stdio(["--root", str(root)], check, cwd=root)
+    db = ["--db", DB["SYMDIFF_DB"]] if DB else []
+    run_stdio(["--root", str(root), *db], check, cwd=root)
 
 
 def _records(root: Path, **kw: Any) -> list[dict[str, Any]]:
@@ -280,7 +286,7 @@ def _check(r: Replay, s1: str, s2: str) -> None:
     assert "c.py" not in agents and "m.py" in agents and "e.py" in agents
     # Sessions and turns are kept in the database and listed.
     out = subprocess.run([SYMDIFF, "sessions", str(r.root), "--json"], capture_output=True,
-                         env=env(), check=True, timeout=60)  # fmt: skip
+                         env=_env(), check=True, timeout=60)  # fmt: skip
     listed = {s["session"]: s for s in json.loads(out.stdout)}
     turns = listed[s1]["turns"]
     assert [t["turn"] for t in turns] == [1, 2, 3] and all(t["ended"] for t in turns)
@@ -288,8 +294,14 @@ def _check(r: Replay, s1: str, s2: str) -> None:
     assert turns[1]["by_origin"] == {"agent": 3 + len(saved), "edit": 1}
 
 
-@pytest.mark.parametrize("mode", ["daemon", "none", "restart"])
-def test_the_replay(mode: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["daemon", "none", "restart", "daemon-postgresql"])
+def test_the_replay(mode: str, tmp_path: Path, request: pytest.FixtureRequest,
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    DB.clear()
+    if mode.endswith("-postgresql"):
+        DB["SYMDIFF_DB"] = request.getfixturevalue("pg_url")
+        monkeypatch.setenv("SYMDIFF_DB", DB["SYMDIFF_DB"])
+        mode = mode.removesuffix("-postgresql")
     root = tmp_path / "ws"
     _tree(root)
     r = Replay(root.resolve(), mode)

@@ -78,7 +78,7 @@ def test_a_given_token_is_required_on_loopback_too(tree: Path, tmp_path: Path) -
         async def check(session: ClientSession) -> None:
             tools = {t.name for t in (await session.list_tools()).tools}
             assert tools == {"diff", "text_diff", "apply_edits", "symbol_history", "symbol_source",
-                             "restore_symbol", "blame"}  # --http-writes
+                             "restore_symbol", "blame", "undo_turn"}  # --http-writes
             await diff_answers(session)
             done = await call(session, "apply_edits", CREATE["params"]["arguments"])
             assert not done.is_error, text_of(done)

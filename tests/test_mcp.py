@@ -141,7 +141,8 @@ async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> Non
     diff = tools["diff"]
     props = diff.input_schema["properties"]
     assert set(props) == {"since", "limit", "scope", "include_patch", "workspace", "origin",
-                          "path", "cursor", "reader", "against"}
+                          "path", "cursor", "reader", "against", "session", "turn",
+                          "since_turn"}
     assert props["since"]["type"] == "string" and props["since"]["default"] == "24h"
     assert props["scope"]["enum"] == ["impl", "test", "all"]
     assert "type" not in props["limit"]  # any JSON value is accepted, then normalised

@@ -79,7 +79,7 @@ def test_argument_errors_over_stdio(tree: Path) -> None:
     async def check(session: ClientSession) -> None:
         tools = {t.name for t in (await session.list_tools()).tools}
         assert tools == {"diff", "text_diff", "apply_edits", "symbol_history", "symbol_source",
-                         "restore_symbol", "blame"}  # stdio: offered as before
+                         "restore_symbol", "blame", "undo_turn"}  # stdio: as before
         await check_argument_errors(session, tree)
     run_stdio(["--root", str(tree)], check, cwd=tree)
 

@@ -413,12 +413,12 @@ def _more_commands() -> None:
     they are added once this module is loaded."""
     from symdiff.cli.blame import blame_cmd, trace_cmd
     from symdiff.cli.changes import changes_cmd
-    from symdiff.cli.sessions import hook_cmd, init_cmd, sessions_cmd
+    from symdiff.cli.sessions import hook_cmd, init_cmd, sessions_cmd, undo_cmd
     from symdiff.cli.symbols import log_cmd, restore_cmd, show_cmd
     from symdiff.cli.ui import ui_cmd
 
     for command in (changes_cmd, log_cmd, show_cmd, restore_cmd, ui_cmd, hook_cmd, sessions_cmd,
-                    init_cmd, blame_cmd, trace_cmd):
+                    init_cmd, undo_cmd, blame_cmd, trace_cmd):
         cli.add_command(command)
     from symdiff.cli.db import gc_cmd
 

@@ -101,3 +101,47 @@ def init_cmd(agent: str, root: str | None, show: bool) -> None:
             click.echo(f"wrote {path}")
         else:
             click.echo(f"{path} already set up")
+
+
+@click.command("undo")
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
+              help="The workspace (default: the nearest above the current directory).")
+@click.option("--session", "session", required=True, metavar="ID", help="The agent session.")
+@click.option("--turn", "turn", default=None, metavar="N",
+              help="The turn to undo (default: the whole session).")
+@click.option("--apply", "write", is_flag=True, help="Write the undo (default: a dry run).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def undo_cmd(root: str | None, session: str, turn: str | None, write: bool,
+             as_json: bool) -> None:  # fmt: skip
+    """Undo what an agent did in a turn, keeping everyone else's work.
+
+    A dry run by default: the patch and a symbol-level summary (and any conflict: lines the
+    turn and a later change both touched). --apply writes it (all files or none) and records
+    it as an edit.
+    """
+    from symdiff.agents.undo import undo_turn
+    from symdiff.cli.main import fail
+    from symdiff.config import workspace_root
+
+    settings = Settings.resolve(workspace_root(Settings.resolve(root).root), nearest=True)
+    try:
+        result = undo_turn(settings, session=session, turn=turn, write=write)
+    except SymdiffError as err:
+        fail(err)
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    for f in result["files"]:  # type: ignore[attr-defined]
+        symbols = ", ".join(f"{s['name']} {s['change_type']}" for s in f["symbols"])
+        click.echo(f"{f['change_type']} {f['path']} +{f['lines_added']} -{f['lines_removed']}"
+                   f"{'  ' + symbols if symbols else ''}")
+    for c in result["conflicts"]:  # type: ignore[attr-defined]
+        click.echo(f"conflict: {c['path']}: {c['reason']}", err=True)
+        for x in c["lines"]:
+            click.echo(f"  lines {x['start']}-{x['end']}: now {x['now']!r}, undo {x['undo']!r}",
+                       err=True)  # fmt: skip
+    if not write:
+        click.echo(str(result["patch"]), nl=False)
+        click.echo("dry run: nothing written (--apply writes it)", err=True)
+    else:
+        click.echo(f"undone: {len(result['recorded'])} changes recorded as edit")  # type: ignore[arg-type]

@@ -373,6 +373,9 @@ def build_server(
     from symdiff.mcp.symbols import register_symbol_tools  # it uses this module's helpers
 
     register_symbol_tools(server, settings, read_only=read_only, write_roots=write_roots)
+    from symdiff.mcp.undo import register_undo_tool  # docs/agents.md
+
+    register_undo_tool(server, settings, read_only=read_only)
     from symdiff.mcp.blame import register_blame_tool
 
     register_blame_tool(server, settings)

@@ -252,7 +252,7 @@ def answer(settings: Settings, query: DiffQuery, *, now: datetime | None = None)
     from symdiff.query.answer import Answer
 
     ref = check_ref(query.against)
-    for name in ("cursor", "reader", "workspace"):
+    for name in ("cursor", "reader", "workspace", "session", "turn", "since_turn"):
         if getattr(query, name) is not None:
             raise InvalidArgs(f"against compares this work tree with a revision now; it takes "
                               f"no {name}")
