@@ -135,3 +135,12 @@ def sessions(settings: Settings) -> list[dict[str, Any]]:
     from symdiff.agents.listing import list_sessions
 
     return list_sessions(settings)
+
+
+def undo_preview(settings: Settings, *, session: object, turn: object = None
+                 ) -> dict[str, Any]:  # fmt: skip
+    """The dry run of undoing an agent's turn (or whole session): `{session, turn, records,
+    files, patch, conflicts}`; nothing is written (docs/agents.md)."""
+    from symdiff.agents.undo import undo_turn
+
+    return undo_turn(settings, session=session, turn=turn, write=False)

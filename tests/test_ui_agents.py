@@ -119,3 +119,33 @@ def test_a_bad_session_is_the_querys_refusal(agent_live: Live) -> None:
         body = r.read().decode()
     assert "event: problem" in body and "turn and since_turn need session" in body
 
+
+
+@needs_browser
+def test_a_turns_undo_preview_shows_its_dry_run_and_writes_nothing(agent_live: Live) -> None:
+    live = agent_live
+    live.load("session=sess-page")
+    live.wait(lambda: live.js("return document.querySelectorAll('#turns .undo').length") == 2)
+    live.driver.find_element("css selector", "#turns .undo[data-turn='2']").click()
+    title = "Undo preview: session sess-page turn 2"
+    live.wait(lambda: live.js("return document.getElementById('d-title').textContent") == title)
+    patch = live.wait(lambda: live.js("return document.getElementById('d-diff').textContent")
+                      if "gen.py" in live.js("return document.getElementById('d-diff')"
+                                             ".textContent") else None)  # fmt: skip
+    assert "deleted file mode" in patch and "-def generated():" in patch
+    files = live.js("return document.querySelector('.undo-files').textContent")
+    assert "delete gen.py" in files and "generated" in files and "app.py" not in files
+    assert "symdiff undo --session sess-page --turn 2 --apply" in live.js(
+        "return document.querySelector('.undo-note').textContent")
+    assert (live.root / "gen.py").exists()  # a preview writes nothing
+
+
+def test_the_undo_endpoint_is_the_dry_run_and_its_rules(agent_live: Live) -> None:
+    base = agent_live.ui.base
+    got = httpx2.get(base + "/api/undo?session=sess-page&turn=1", timeout=30).json()
+    assert got["applied"] is False and not got["conflicts"]
+    assert {f["path"]: f["change_type"] for f in got["files"]} == {"app.py": "modify",
+                                                                  "new.py": "delete"}
+    assert (agent_live.root / "new.py").exists()
+    bad = httpx2.get(base + "/api/undo?turn=1", timeout=30)
+    assert bad.status_code == 400 and bad.json()["error"].startswith("invalid_args: ")

@@ -138,6 +138,13 @@ class Routes:
 
         return await _answer(lambda: {"sessions": sessions(self.settings)})
 
+    async def undo(self, request: Request) -> Response:
+        from symdiff.api import undo_preview
+
+        q = request.query_params
+        return await _answer(lambda: undo_preview(self.settings, session=q.get("session"),
+                                                  turn=q.get("turn") or None))  # fmt: skip
+
     async def symbol(self, request: Request) -> Response:
         q = request.query_params
         version = q.get("version")
@@ -172,5 +179,6 @@ def build_app(settings: Settings, *, poll_s: float = POLL_S,
         Route("/api/change", r.change),
         Route("/api/symbol", r.symbol),
         Route("/api/sessions", r.sessions),
+        Route("/api/undo", r.undo),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])  # fmt: skip

@@ -142,7 +142,10 @@
 
   async function loadSessions() {
     try {
-      state.sessions = (await getJson("/api/sessions")).sessions;
+      // Not getJson: a click's read must not drop this one (nor this one a click's).
+      const response = await fetch("/api/sessions", { credentials: "same-origin" });
+      if (!response.ok) return;
+      state.sessions = (await response.json()).sessions;
     } catch (err) {
       return;  // no sessions shown; the list still works
     }
@@ -172,7 +175,6 @@
     showTurns(s);
   }
 
-  // TODO(issue 24, item 5): an "undo preview" per turn (the undo's dry run) once undo exists.
   function showTurns(s) {
     els.turns.hidden = !s;
     if (!s) return els.turns.replaceChildren();
@@ -185,8 +187,39 @@
         return `<button type="button" class="turn" data-turn="${t.turn}" ` +
           `aria-pressed="${String(chosen === String(t.turn))}" title="${esc(t.started)} → ` +
           `${esc(t.ended || "open")}">turn ${t.turn} · ${t.files} files · ${t.symbols} symbols` +
-          ` · ${esc(by)}</button>`;
+          ` · ${esc(by)}</button><button type="button" class="undo" data-turn="${t.turn}" ` +
+          `title="what undoing this turn would write (a dry run; the page writes nothing)">` +
+          `undo preview</button>`;
       }).join("");
+  }
+
+  // The undo's dry run (docs/agents.md): the patch from the files now to after the undo, a
+  // symbol-level summary, and the conflicts. The page only shows it: `symdiff undo --apply`
+  // (or the MCP tool undo_turn) writes.
+  async function openUndo(session, turn) {
+    state.selected = null;
+    schedule(false);
+    els.close.hidden = false;
+    els.title.textContent = `Undo preview: session ${session} turn ${turn}`;
+    els.meta.textContent = "";
+    els.history.textContent = "";
+    els.diff.innerHTML = `<span class="note">loading…</span>`;
+    document.body.dataset.detail = "undo";
+    try {
+      const body = await getJson("/api/undo?" + new URLSearchParams({ session, turn }));
+      if (!body) return;
+      const files = body.files.map((f) => `<li><span class="ct">${esc(f.change_type)}</span> ` +
+        `${esc(f.path)} <span class="n">+${f.lines_added} −${f.lines_removed}</span> ` +
+        f.symbols.map((x) => `<span class="sym ${esc(x.change_type)}">${esc(x.name)}</span>`)
+          .join(" ") + "</li>").join("");
+      const conflicts = body.conflicts.map((c) => `<li class="conflict">conflict in ` +
+        `${esc(c.path)}: ${esc(c.reason)}</li>`).join("");
+      els.meta.innerHTML = `<div class="undo-note">${body.records.length} records of the turn; ` +
+        `${body.conflicts.length ? "conflicts: nothing would be written" : "no conflict"}. ` +
+        `Apply with <code>symdiff undo --session ${esc(session)} --turn ${esc(turn)} --apply` +
+        `</code>.</div><ul class="undo-files">${conflicts}${files}</ul>`;
+      showDiff(body.patch, null, "nothing to undo");
+    } catch (err) { detailError(err); }
   }
 
   // ---- the stream ------------------------------------------------------------------------
@@ -665,6 +698,8 @@
     connect();
   });
   els.turns.addEventListener("click", (e) => {
+    const undo = e.target.closest(".undo");
+    if (undo) return openUndo(els.session.value, undo.dataset.turn);
     const b = e.target.closest(".turn");
     if (!b) return;
     els.turn.value = b.getAttribute("aria-pressed") === "true" ? "" : b.dataset.turn;
