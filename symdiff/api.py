@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from symdiff.config import Settings
 
@@ -254,3 +254,67 @@ def import_history(
         window = timedelta(microseconds=parse_duration_arg(since, name="since") // 1000)
     with open_store(settings) as store:
         return run(settings, store, since=window, max_commits=max_commits)
+
+
+def blame(
+    settings: Settings, path: str | Path, *, start_line: int | None = None,
+    end_line: int | None = None,
+) -> dict[str, Any]:
+    """For each line of `path` as it is now, the record that last wrote it, in ranges:
+    `{path, lines, indexed, ranges: [{start_line, end_line, version, timestamp, origin,
+    origin_info, path, contributor, note}]}` (docs/agents.md, "Blame")."""
+    from symdiff.agents.blame import blame_file
+
+    return blame_file(settings, path, start_line=start_line, end_line=end_line)
+
+
+def trace(settings: Settings, rev: str | None = None, *, worktree: bool = False
+          ) -> dict[str, Any]:  # fmt: skip
+    """The Agent Trace record of commit `rev` (default HEAD), or of the uncommitted work
+    (`worktree`) (docs/agents.md, "Agent Trace")."""
+    from symdiff.agents.trace import trace as run
+
+    return run(settings, rev, worktree=worktree)
+
+
+def sessions(settings: Settings) -> list[dict[str, Any]]:
+    """The workspace's agent sessions, oldest first, with their turns (`symdiff sessions`)."""
+    from symdiff.agents.listing import list_sessions
+
+    return list_sessions(settings)
+
+
+def undo_turn(settings: Settings, *, session: object, turn: object = None, write: bool = False,
+              client: object = "cli") -> dict[str, object]:  # fmt: skip
+    """Undo what an agent did in a turn (or a whole session), keeping everyone else's work: the
+    dry run (patch, summary, conflicts), and with `write` the undo itself (docs/agents.md)."""
+    from symdiff.agents.undo import undo_turn as run
+
+    return run(settings, session=session, turn=turn, write=write, client=client)
+
+
+def undo_preview(settings: Settings, *, session: object, turn: object = None
+                 ) -> dict[str, Any]:  # fmt: skip
+    """The dry run of undoing an agent's turn (or whole session): `{session, turn, records,
+    files, patch, conflicts}`; nothing is written (docs/agents.md)."""
+    return dict(undo_turn(settings, session=session, turn=turn, write=False))
+
+
+def agent_setup(agent: str, root: Path) -> list[tuple[Path, str, bool]]:
+    """What `symdiff init AGENT` writes under `root`: (path, text, whether it differs from what
+    is there) per file, merged into what is there (docs/agents.md)."""
+    from symdiff.agents.setup import plan_claude_code
+
+    if agent != "claude-code":
+        from symdiff.errors import InvalidArgs
+
+        raise InvalidArgs(f"agent must be claude-code, got {agent!r}")
+    return plan_claude_code(root)
+
+
+def hook(argv: list[str]) -> int:
+    """Run one agent hook (`symdiff hook claude-code|event …`): record the event, answer on
+    stdout when there is something to say; always 0 (docs/agents.md)."""
+    from symdiff.agents.hook import main
+
+    return main(argv)

@@ -34,6 +34,7 @@ class Origin(StrEnum):
     WATCH = "watch"  # seen live by the watcher: an editor, a formatter, another tool
     SCAN = "scan"  # found by a reconcile pass: writer unknown, time only bounded
     COMMIT = "commit"  # imported from git history
+    AGENT = "agent"  # written while an agent's tool call was open (docs/agents.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,9 @@ class Provenance:
     origin: Origin = Origin.SCAN
     origin_info: Mapping[str, object] | None = None
     git: Mapping[str, object] | None = None
+    # The agents' tool windows (`agents.attribute.Windows`): a write inside one is the agent's.
+    # Typed `object` so that the domain values import nothing of the agents' package.
+    agents: object = None
 
 
 class Scope(StrEnum):

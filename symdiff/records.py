@@ -39,7 +39,7 @@ class ChangeRecord(TypedDict):
     scope: Literal["impl", "test"]
     language: str | None
     symbols: list[SymbolRecord]
-    origin: Literal["edit", "git", "watch", "scan", "commit"]
+    origin: Literal["edit", "git", "watch", "scan", "commit", "agent"]
     origin_info: dict[str, Any] | None
     git: dict[str, Any] | None
     workspace: NotRequired[str]

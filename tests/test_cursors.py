@@ -140,7 +140,7 @@ def test_origin_and_path_filters_apply_before_the_limit(url: str, root: Path) ->
                                                    "src/auth/m1.py"]  # fmt: skip
         assert paths(path=["vendor/", "!vendor/lib1*"], origin="git", limit=50) == [
             f"vendor/lib{i}.go" for i in reversed(range(30)) if not str(i).startswith("1")]
-        for bad, message in [({"origin": "person"}, "origin must be one of"),
+        for bad, message in [({"origin": "robot"}, "origin must be one of"),
                              ({"origin": []}, "origin must be one of"),
                              ({"path": ""}, "path must be"), ({"path": 5}, "path must be"),
                              ({"cursor": "nope"}, "cursor must be a cursor string"),

@@ -26,13 +26,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "symdiff.records", "symdiff.config", "symdiff.workspace.layout"),
     # the `.symdiff/` folder (its layout, the daemon's lock, status file and sync cookies) and
     # the file-system gate: what every stage that touches the disk shares
-    ("symdiff.workspace",),
+    # and the agents' hook journals in `.symdiff/agents/`: their events, the sessions and tool
+    # windows folded from them, and the rules that place a write in a window
+    ("symdiff.workspace", "symdiff.agents.events", "symdiff.agents.journal",
+     "symdiff.agents.state", "symdiff.agents.reader", "symdiff.agents.attribute"),
     ("symdiff.parse", "symdiff.diffs"),  # pure: bytes in, symbols and line diffs out
     ("symdiff.attribute",),  # old and new symbols with hunks: symbol changes
     ("symdiff.store",),  # the only code that writes SQL
     ("symdiff.git",),  # a repository's state, tree diffs, renames, the commit import
     # the services: recording, edits, a definition's history, the read side
-    ("symdiff.record", "symdiff.edits", "symdiff.symbols", "symdiff.query"),
+    # (and the agents' services: recording a session, its listing, undo, blame, Agent Trace)
+    ("symdiff.record", "symdiff.edits", "symdiff.symbols", "symdiff.query", "symdiff.agents"),
     ("symdiff.api", "symdiff"),  # the door, and the package that re-exports it
     ("symdiff.httpguard", "symdiff.mcp", "symdiff.ui"),  # the servers and their HTTP door
     ("symdiff.cli", "symdiff.__main__"),  # the command line, which also starts the servers

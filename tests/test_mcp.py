@@ -112,7 +112,8 @@ async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> Non
     diff = tools["diff"]
     props = diff.input_schema["properties"]
     assert set(props) == {"since", "limit", "scope", "include_patch", "workspace", "origin",
-                          "path", "cursor", "reader", "against"}
+                          "path", "cursor", "reader", "against", "session", "turn",
+                          "since_turn"}
     assert props["since"]["type"] == "string" and props["since"]["default"] == "24h"
     assert props["scope"]["enum"] == ["impl", "test", "all"]
     assert "type" not in props["limit"]  # any JSON value is accepted, then normalised
@@ -216,7 +217,7 @@ def test_stdio_starts_and_lists_tools_with_schemas(workspace: Workspace) -> None
     directory), its flags (--db, --read-only) reach the server, and a call is answered."""
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "symbol_history",
-                                                 "symbol_source"})
+                                                 "symbol_source", "blame"})
         assert len(await records(session)) == 50  # the root is the working directory
     run_stdio(["--db", workspace.db_url, "--read-only"], check, cwd=workspace.root)
 
@@ -225,7 +226,7 @@ def test_lists_tools_with_schemas(workspace: Workspace) -> None:
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "apply_edits",
                                                  "symbol_history", "symbol_source",
-                                                 "restore_symbol"})
+                                                 "restore_symbol", "blame", "undo_turn"})
     run_here(workspace, check)
 
 

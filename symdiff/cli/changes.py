@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from symdiff.cli.common import db_option, fail, log_as_notes
+from symdiff.cli.sessions import session_options
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
 
@@ -30,9 +31,10 @@ if TYPE_CHECKING:
               help="Implementation files, test files, or all; filtered before the limit.")
 @click.option("--workspace", "workspace", default=None, metavar="all|ROOT",
               help='"all" for every workspace in the database, or another workspace\'s root.')
-@click.option("--origin", "origins", multiple=True, metavar="edit|git|watch|scan|commit",
-              help="Only changes by this writer (repeatable; --origin watch --origin scan: what "
-                   "a person changed).")
+@click.option("--origin", "origins", multiple=True,
+              metavar="edit|git|watch|scan|commit|agent|person",
+              help="Only changes by this writer (repeatable). Groups: `person` (watch, scan: "
+                   "what a person changed), `agent` (agent, edit: what agents did).")
 @click.option("--path", "paths", multiple=True, metavar="PATTERN",
               help='Only paths matching this gitignore-style pattern (repeatable; "src/**", '
                    '"*.go", "!vendor/"; the last that matches decides).')
@@ -53,10 +55,12 @@ if TYPE_CHECKING:
 @click.option("--patch", "patch", is_flag=True,
               help="Show each change's patch (relative a/ b/ paths: `git apply` from the root "
                    "takes it; JSON: an ACP v2 Diff under `acp`, absolute paths).")
+@session_options
 def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope: str,
                 workspace: str | None, origins: tuple[str, ...], paths: tuple[str, ...],
                 cursor: str | None, reader: str | None, refresh: bool, as_json: bool,
-                envelope: bool, patch: bool, against: str | None) -> None:
+                envelope: bool, patch: bool, against: str | None, session: str | None = None,
+                turn: str | None = None, since_turn: str | None = None) -> None:
     """What changed recently, newest first, with the symbols each change touched.
 
     Run it anywhere in the workspace. With --cursor or --reader: what was recorded since,
@@ -78,7 +82,8 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
         return
     query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=patch and as_json,
                       workspace=workspace, origin=list(origins) or None,
-                      path=list(paths) or None, cursor=cursor, reader=reader)  # fmt: skip
+                      path=list(paths) or None, cursor=cursor, reader=reader, session=session,
+                      turn=turn, since_turn=since_turn)  # fmt: skip
     try:
         result = diff(settings, query, refresh_first=refresh, show_progress=True, explain=True,
                       git_patches=patch and not as_json)  # fmt: skip

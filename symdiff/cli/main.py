@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import click
 
+from symdiff.cli.blame import blame_cmd, trace_cmd
 from symdiff.cli.changes import changes_cmd
 from symdiff.cli.common import fail
 from symdiff.cli.db import db_group
 from symdiff.cli.files import apply_cmd, textdiff_cmd
 from symdiff.cli.record import history_group, index_cmd, watch_cmd
 from symdiff.cli.serve import serve_cmd
+from symdiff.cli.sessions import hook_cmd, init_cmd, sessions_cmd, undo_cmd
 from symdiff.cli.status import status_cmd
 from symdiff.cli.symbols import log_cmd, restore_cmd, show_cmd
 from symdiff.cli.ui import ui_cmd
 from symdiff.errors import SymdiffError
 
 COMMANDS = (index_cmd, watch_cmd, status_cmd, changes_cmd, log_cmd, show_cmd, restore_cmd,
-            db_group, textdiff_cmd, serve_cmd, apply_cmd, history_group, ui_cmd)  # fmt: skip
+            db_group, textdiff_cmd, serve_cmd, apply_cmd, history_group, ui_cmd, hook_cmd,
+            sessions_cmd, init_cmd, undo_cmd, blame_cmd, trace_cmd)  # fmt: skip
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]},

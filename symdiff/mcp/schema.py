@@ -138,15 +138,18 @@ OriginArg = Annotated[
     object,
     WithJsonSchema({
         "anyOf": [
-            {"type": "string", "enum": ["edit", "git", "watch", "scan", "commit"]},
-            {"type": "array", "items": {
-                "type": "string", "enum": ["edit", "git", "watch", "scan", "commit"]}},
+            {"type": "string", "enum": ["edit", "git", "watch", "scan", "commit", "agent",
+                                        "person"]},
+            {"type": "array", "items": {"type": "string", "enum": [
+                "edit", "git", "watch", "scan", "commit", "agent", "person"]}},
         ],
         "description": (
             'Only changes made by these writers: "edit" (apply_edits), "git" (checkout, '
             'reset, merge, stash, ...), "watch" (an editor or another tool, seen live), "scan" '
-            '(found by a rescan, writer unknown), "commit" (imported history). '
-            '["watch", "scan"] is what a person changed. Applies before the limit.'
+            '(found by a rescan, writer unknown), "commit" (imported history), "agent" (an '
+            'agent\'s tool call was open when it was written: its Edit, Bash, formatter, ...). '
+            'Groups: "person" (watch, scan: what a person changed), "agent" (agent, edit: what '
+            'agents did). Applies before the limit.'
         ),
     }),
 ]

@@ -59,6 +59,7 @@ from symdiff.mcp.schema import (
     SinceArg,
     TextDiffOutput,
 )
+from symdiff.mcp.sessions import SessionArg, SinceTurnArg, TurnArg
 from symdiff.mcp.wire import StdioReader
 
 if TYPE_CHECKING:
@@ -213,6 +214,9 @@ def build_server(
         cursor: CursorArg = None,
         reader: ReaderArg = None,
         against: AgainstArg = None,
+        session: SessionArg = None,
+        turn: TurnArg = None,
+        since_turn: SinceTurnArg = None,
     ) -> Annotated[CallToolResult, DiffOutput]:
         """Show recent file changes and which symbols (functions, methods, classes, ...) each
         one added, removed, modified or signature_changed, newest first.
@@ -222,7 +226,8 @@ def build_server(
         catch up with a repository mid-flight. Each record has path, old_path (renames),
         timestamp (UTC), change_type (add/modify/delete/rename), lines_added/lines_removed,
         scope (impl/test), language, symbols [{name, kind, change_type, start_line,
-        end_line}], origin (edit/git/watch/scan/commit: who made it), origin_info and git
+        end_line}], origin (edit/git/watch/scan/commit/agent: who made it; the groups
+        "person" and "agent" filter), origin_info and git
         ({branch, head} when it was observed). For the text of a change pass
         include_patch=true. To follow what happens, pass `reader` (the server remembers what
         you have seen) or the `cursor` of the previous answer. To see how the work tree differs
@@ -233,7 +238,8 @@ def build_server(
                                        "with --all-workspaces to query others"))
         query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=include_patch,
                           workspace=workspace, origin=origin, path=path, cursor=cursor,
-                          reader=reader, against=against)  # fmt: skip
+                          reader=reader, against=against, session=session, turn=turn,
+                          since_turn=since_turn)  # fmt: skip
         try:
             # Not the count of what scope hid: a full scan in the worst case (query.diff).
             found = run_diff(settings, query, explain=True, count_hidden=False)
@@ -344,6 +350,12 @@ def build_server(
     from symdiff.mcp.symbols import register_symbol_tools
 
     register_symbol_tools(server, settings, read_only=read_only, write_roots=write_roots)
+    from symdiff.mcp.undo import register_undo_tool  # docs/agents.md
+
+    register_undo_tool(server, settings, read_only=read_only)
+    from symdiff.mcp.blame import register_blame_tool
+
+    register_blame_tool(server, settings)
     return server
 
 

@@ -248,7 +248,7 @@ def answer(settings: Settings, query: DiffQuery, *, now: datetime | None = None)
     comparison has no window); `cursor`, `reader` and `workspace` are refused.
     """
     ref = check_ref(query.against)
-    for name in ("cursor", "reader", "workspace"):
+    for name in ("cursor", "reader", "workspace", "session", "turn", "since_turn"):
         if getattr(query, name) is not None:
             raise InvalidArgs(f"against compares this work tree with a revision now; it takes "
                               f"no {name}")

@@ -41,6 +41,7 @@ from symdiff.query.result import (
     StartPass,
     Unwatched,
 )
+from symdiff.query.sessions import turn_filter, with_turn_bounds
 from symdiff.query.workspaces import is_own, select_workspaces
 from symdiff.records import ChangeRecord
 from symdiff.store import ChangeFilter, Page, Position, Store
@@ -98,6 +99,8 @@ def diff(
         store.workspaces(), root=root.resolve(), host=settings.host, workspace=query.workspace,
     )  # fmt: skip
     start_us = to_us(now or datetime.now(UTC)) - window.since_ns // 1000
+    if window.turns is not None:  # a turn is its own window (query/sessions.py)
+        window = with_turn_bounds(window, store, ids, root)
     after: Position | None = window.cursor
     if window.reader is not None:
         page, after = _read_as(window.reader, settings, store, ids, window, start_us)
@@ -166,8 +169,9 @@ def _filter(ids: list[int] | None, window: Window, after: Position | None, start
             scope: Scope | None) -> ChangeFilter:  # fmt: skip
     # After a cursor every later record counts, however old its timestamp.
     since_us = 0 if after is not None and after != START else start_us
-    return ChangeFilter(ids, since_us, scope, window.limit, origins=window.origins,
-                        paths=window.paths, after=after)  # fmt: skip
+    f = ChangeFilter(ids, since_us, scope, window.limit, origins=window.origins,
+                     paths=window.paths, after=after)  # fmt: skip
+    return f if window.turns is None else turn_filter(f, window.turns, window.turn_end_us)
 
 
 def _page(store: Store, ids: list[int] | None, window: Window, after: Position | None,

@@ -47,6 +47,9 @@ class DiffQuery:
     cursor: object = None  # from an earlier answer: what was recorded after it, oldest first
     reader: object = None  # a name: the server keeps this reader's cursor between answers
     against: object = None  # a git revision: the work tree compared with it (against.py)
+    session: object = None  # an agent session: with turn / since_turn (query/sessions.py)
+    turn: object = None
+    since_turn: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,8 @@ class Window:
     paths: PathFilter | None = None
     cursor: Position | None = None
     reader: str | None = None
+    turns: TurnArgs | None = None
+    turn_end_us: int | None = None  # since_turn: when that turn ended (query/sessions.py)
 
 
 def parse(query: DiffQuery) -> Window:
@@ -72,6 +77,7 @@ def parse(query: DiffQuery) -> Window:
         origins=normalize_origin(query.origin), paths=normalize_path(query.path),
         cursor=None if query.cursor is None else decode_cursor(query.cursor),
         reader=normalize_reader(query.reader),
+        turns=normalize_turn_args(query.session, query.turn, query.since_turn),
     )  # fmt: skip
 
 
@@ -150,17 +156,21 @@ def check_workspace(value: object) -> None:
 
 
 ORIGINS = tuple(o.value for o in Origin)
+# Groups (docs/agents.md): `person` is what a person changed, `agent` what any agent did.
+ORIGIN_GROUPS = {"person": ("watch", "scan"), "agent": ("agent", "edit")}
 
 
 def normalize_origin(value: object) -> tuple[str, ...] | None:
-    """One origin or a non-empty list of them; None (absent) means every origin."""
+    """One origin or group or a non-empty list of them; None (absent) means every origin."""
     if value is None:
         return None
     values = [value] if isinstance(value, str) else value
     if (isinstance(values, list) and values
-            and all(isinstance(v, str) and v in ORIGINS for v in values)):
-        return tuple(dict.fromkeys(values))
-    raise InvalidArgs(f"origin must be one of {', '.join(ORIGINS)} or a list of them, got "
+            and all(isinstance(v, str) and (v in ORIGINS or v in ORIGIN_GROUPS)
+                    for v in values)):
+        return tuple(dict.fromkeys(o for v in values for o in ORIGIN_GROUPS.get(v, (v,))))
+    raise InvalidArgs(f"origin must be one of {', '.join(ORIGINS)}, a group "
+                      f"({', '.join(ORIGIN_GROUPS)}) or a list of them, got "
                       f"{json.dumps(value, default=repr)}")
 
 
@@ -221,3 +231,47 @@ def decode_cursor(value: object) -> Position:
     if position.txid < -1 or position.id < 0:
         raise bad
     return position
+
+
+# -- the agent-session arguments (query/sessions.py runs them) ---------------------------------
+
+_SESSION = re.compile(r"[A-Za-z0-9._:@/+-]{1,200}")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnArgs:
+    """The session arguments after the rules."""
+
+    session: str
+    turn: int | None = None
+    since_turn: int | None = None
+
+
+def normalize_turn_args(session: object, turn: object, since_turn: object) -> TurnArgs | None:
+    """`session` (an id), and at most one of `turn` / `since_turn` (integers ≥ 1)."""
+    if session is None:
+        if turn is not None or since_turn is not None:
+            raise InvalidArgs("turn and since_turn need session: the turns are numbered within "
+                              "a session")
+        return None
+    if not isinstance(session, str) or not _SESSION.fullmatch(session):
+        raise InvalidArgs("session must be a session id (1-200 letters, digits or . _ : @ / + -),"
+                          f" got {json.dumps(session, default=repr)[:80]}")
+    if turn is not None and since_turn is not None:
+        raise InvalidArgs("give turn or since_turn, not both")
+    return TurnArgs(session, _number("turn", turn), _number("since_turn", since_turn))
+
+
+def _number(name: str, value: object) -> int | None:
+    if value is None:
+        return None
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif ((isinstance(value, float) and value.is_integer())
+          or (isinstance(value, str) and value.isdigit())):
+        number = int(value)
+    if number is None or number < 1:
+        raise InvalidArgs(f"{name} must be a turn number (1, 2, …), got "
+                          f"{json.dumps(value, default=repr)[:80]}")
+    return number

@@ -18,6 +18,7 @@ from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.query.args import DiffQuery, Window, encode_cursor, parse
 from symdiff.query.patches import change_git_patch
+from symdiff.query.sessions import turn_filter
 from symdiff.query.workspaces import select_workspaces
 from symdiff.store import ChangeFilter, PathFilter, Position, Store, StoredChange
 from symdiff.store.changes import START
@@ -39,6 +40,8 @@ class View:
     origin: object = None  # one origin or a list; None: all
     path: object = None  # gitignore-style patterns; None: all
     since: object = "24h"
+    session: object = None  # an agent session: its records, whatever the window
+    turn: object = None  # with `session`: one turn's records
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +77,8 @@ class Follower:
         v = self.view
         # The query's own rules: a bad filter is InvalidArgs before anything is read.
         self.window = parse(DiffQuery(since=v.since, scope=v.scope, origin=v.origin,
-                                      path=v.path, limit=PAGE, cursor=self.after))  # fmt: skip
+                                      path=v.path, limit=PAGE, cursor=self.after,
+                                      session=v.session, turn=v.turn))  # fmt: skip
         self.start_us = to_us(self.now or datetime.now(UTC)) - self.window.since_ns // 1000
         self.position = self.window.cursor or START
 
@@ -84,8 +88,11 @@ class Follower:
         if store is None or not self._workspace(store):
             return Step([], False, encode_cursor(self.position))
         w = self.window
-        page = store.page(ChangeFilter(self._ids, self.start_us, w.scope, PAGE,
-                                       origins=w.origins, paths=w.paths, after=self.position))
+        f = ChangeFilter(self._ids, self.start_us, w.scope, PAGE, origins=w.origins,
+                         paths=w.paths, after=self.position)  # fmt: skip
+        if w.turns is not None:  # a session's (or turn's) records, whatever the window
+            f = turn_filter(f, w.turns, None)
+        page = store.page(f)
         self.position = page.position
         return Step([_record(c) for c in page.changes], page.more, encode_cursor(page.position))
 

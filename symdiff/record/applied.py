@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from symdiff.agents.attribute import in_session
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
 from symdiff.errors import SymdiffError
@@ -30,8 +31,8 @@ class IndexRecorder:
                  origin_info: Mapping[str, object] | None = None) -> None:  # fmt: skip
         self._store = store
         self._settings = settings
-        self._origin_info = origin_info
         self._provenance = scan_provenance(settings.root)  # the git state the edit is made in
+        self._origin_info = in_session(origin_info, self._provenance)  # docs/agents.md
 
     def before(self, writes: Mapping[str, bytes]) -> None:
         """Snapshot the files as they are before the write; leave the edit's intents."""

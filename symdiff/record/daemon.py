@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 
+from symdiff.agents.reader import Journals
+from symdiff.agents.recorder import flush
 from symdiff.config import Settings
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin, Provenance
@@ -108,6 +110,7 @@ class Daemon:
         self._origins: BatchOrigins | None = None
         self._state = StateDir(settings.root)
         self._written = threading.Condition()  # notified at every status write: `wait_until`
+        self._journals = Journals(str(settings.root))  # agent sessions to keep (docs/agents.md)
 
     def stop(self) -> None:
         """Ask the loop to flush pending events and return (safe from a signal handler)."""
@@ -236,6 +239,7 @@ class Daemon:
             elif self._origins is not None and self.dirty.idle() and self._origins.refresh():
                 self.stats.git_refreshes += 1  # a ref-only git command claims no later edit
                 self._notify()
+            self._keep_sessions()
             elapsed = time.monotonic() - last_log
             if elapsed >= LOG_EVERY_S:
                 rate = (self.stats.events - last_events) / elapsed
@@ -243,6 +247,15 @@ class Daemon:
                 log.info("%.1f events/s; %d batches, %d events, %d changes recorded, "
                          "last reconcile %s", rate, self.stats.batches, self.stats.events,
                          self.stats.changes, self.stats.last_reconcile)
+
+    def _keep_sessions(self) -> None:
+        """Copy new agent-session events (turns) into the database; never fails the loop."""
+        if self._store is None:
+            return
+        try:
+            flush(self._store, self.settings, self._journals)
+        except Exception as exc:  # the journal stays on disk: the next look writes it
+            log.warning("cannot keep the agent sessions in the database: %s", exc)
 
     def _restart_watcher(self) -> None:
         """A watchdog thread died (events from now on would be lost): watch anew, rescan all."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from symdiff.agents.attribute import agent_origin
 from symdiff.attribute.filechange import build_change
 from symdiff.config import Settings
 from symdiff.errors import ToolFailed
@@ -182,6 +183,10 @@ def _origin(p: _Pass, path: str, new: _Seen | None) -> tuple[Origin, Mapping[str
     """An announced edit is an edit; a scan knows only the file's mtime; else the caller's."""
     if new is not None and (intent := p.intents.get((path, new.result.digest))) is not None:
         return Origin.EDIT, intent
+    if p.provenance.agents:  # inside an agent's tool call: the agent's (docs/agents.md)
+        hit = agent_origin(p.provenance, str(p.settings.root), path)
+        if hit is not None:
+            return hit
     if p.provenance.origin is Origin.SCAN:
         if new is None:
             return Origin.SCAN, None

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from symdiff.agents.attribute import with_agents
+from symdiff.agents.reader import Journals
 from symdiff.git.state import Repo, RepoState, git_info, git_origin, open_repo, snapshot
 from symdiff.model import Origin, Provenance
 
@@ -43,6 +45,7 @@ class BatchOrigins:
         self._repo: Repo | None = open_repo(root)
         self._last: RepoState | None = None
         self._stale: tuple[int, int] | None = None  # a lock outwaited once is not waited again
+        self._agents = Journals(str(root))  # agents' tool windows (docs/agents.md)
 
     def _lock_identity(self) -> tuple[int, int] | None:
         assert self._repo is not None
@@ -117,7 +120,11 @@ class BatchOrigins:
         return False
 
     def next(self, *, full: bool) -> Provenance:
-        """The provenance of the batch closing now (`full`: a reconcile pass over the tree)."""
+        """The provenance of the batch closing now (`full`: a reconcile pass over the tree),
+        with the agents' tool windows as they stand now."""
+        return with_agents(self._next(full=full), self._agents)
+
+    def _next(self, *, full: bool) -> Provenance:
         before, state = self._last, self._snapshot()
         if full and before is not None and state is not None and git_origin(before, state) is None:
             # A rescan after an overflow may have been handed out in that moment between a
@@ -139,6 +146,10 @@ class BatchOrigins:
 
 def scan_provenance(root: Path) -> Provenance:
     """The provenance of a one-off pass (`symdiff index`, an edit's own snapshot)."""
+    return with_agents(_scan_provenance(root), Journals(str(root)))
+
+
+def _scan_provenance(root: Path) -> Provenance:
     repo = open_repo(root)
     if repo is None:
         return Provenance()

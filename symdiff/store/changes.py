@@ -29,6 +29,7 @@ from symdiff.model import ChangeType, FileChange, Origin, Scope, SymbolChange, S
 from symdiff.records import ChangeRecord, SymbolRecord, change_record, symbol_record
 from symdiff.store import interned
 from symdiff.store import tables as t
+from symdiff.store.sessions import session_terms
 from symdiff.timestamps import from_us, to_us
 
 _CHUNK = 500  # ids per IN (...) list
@@ -74,6 +75,9 @@ class ChangeFilter:
     origins: tuple[str, ...] | None = None  # None: every origin
     paths: PathFilter | None = None
     after: Position | None = None
+    session: str | None = None  # with `turn`: that turn's records; alone: the session's
+    turn: int | None = None
+    not_session: str | None = None  # everyone's records but this session's (since a turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +226,7 @@ def _where(f: ChangeFilter) -> list[ColumnElement[bool]]:
         terms.append(c.origin.in_(list(f.origins)))
     if f.paths is not None:
         terms.append(_path_clause(f.paths))
+    terms.extend(session_terms(f.session, f.turn, f.not_session))  # needs the provenance join
     return terms
 
 
@@ -291,7 +296,9 @@ def select_page(conn: Connection, f: ChangeFilter) -> Page:
 def count_matching(conn: Connection, f: ChangeFilter) -> int:
     """How many changes a filter selects, its limit aside (one `COUNT`)."""
     c = t.changes.c
-    q = select(func.count()).select_from(t.changes).where(c.ts_us >= f.since_us, *_where(f))
+    source = t.changes if f.session is None and f.not_session is None else t.changes.outerjoin(
+        t.provenance, t.provenance.c.id == c.provenance_id)
+    q = select(func.count()).select_from(source).where(c.ts_us >= f.since_us, *_where(f))
     if f.after is not None:
         q = q.where(_after(f.after, conn.dialect.name),
                     *_stable(_stable_bound(conn), conn.dialect.name))

@@ -6,6 +6,7 @@ retention deletes those no record uses any more (`gc.delete_orphans`).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, insert, select
@@ -44,8 +45,20 @@ def provenance_id(conn: Connection, origin_info: str | None, git: str | None) ->
     ).scalar()  # fmt: skip
     if found is not None:
         return int(found)
+    session, turn = agent_turn(origin_info)
     return int(conn.execute(insert(t.provenance).values(
-        digest=digest, origin_info=origin_info, git=git).returning(p.id)).scalar_one())  # fmt: skip
+        digest=digest, origin_info=origin_info, git=git, session=session, turn=turn,
+    ).returning(p.id)).scalar_one())  # fmt: skip
+
+
+def agent_turn(origin_info: str | None) -> tuple[str | None, int | None]:
+    """The agent session and turn an `origin_info` names (revision 0008), if any."""
+    if origin_info is None or '"session"' not in origin_info:
+        return None, None
+    info = json.loads(origin_info)
+    session, turn = info.get("session"), info.get("turn")
+    return (session if isinstance(session, str) else None,
+            turn if isinstance(turn, int) and not isinstance(turn, bool) else None)
 
 
 def name_ids(conn: Connection, pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:

@@ -21,6 +21,7 @@ from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin
 from symdiff.store import cursors, deltas
 from symdiff.store import intents as edit_intents
+from symdiff.store import sessions as agent_sessions
 from symdiff.store import tables as t
 from symdiff.store.blobs import Blob
 from symdiff.store.changes import (
@@ -371,6 +372,25 @@ class Store:
         """The live edit intents of a workspace: (path, new_hash) -> origin_info."""
         with self._read() as conn:
             return edit_intents.intents(conn, workspace_id)
+
+    # -- agent sessions (revision 0008; store/sessions.py) ---------------------------------
+
+    def save_sessions(self, rows: Sequence[agent_sessions.SessionRow]) -> None:
+        """Add or update agent sessions and their turns."""
+        with self._write() as conn:
+            agent_sessions.save(conn, rows)
+
+    def sessions(self, workspace_ids: Sequence[int] | None, *, session: str | None = None
+                 ) -> list[agent_sessions.SessionRow]:  # fmt: skip
+        """Stored agent sessions with their turns, oldest first."""
+        with self._read() as conn:
+            return agent_sessions.load(conn, workspace_ids, session)
+
+    def turn_counts(self, workspace_ids: Sequence[int] | None, session: str
+                    ) -> dict[int, agent_sessions.TurnCounts]:  # fmt: skip
+        """Files, symbols and records by origin of each turn of a session."""
+        with self._read() as conn:
+            return agent_sessions.turn_counts(conn, workspace_ids, session)
 
     def changes(self, f: ChangeFilter) -> list[FileChange]:
         """Like `stored_changes`, as domain values."""

@@ -112,7 +112,11 @@ provenance = Table(
     Column("digest", BigInteger, nullable=False),
     Column("origin_info", Text, nullable=True),
     Column("git", Text, nullable=True),
+    # The agent session and turn `origin_info` names (revision 0008): a turn's records.
+    Column("session", Text, nullable=True),
+    Column("turn", Integer, nullable=True),
     Index(None, "digest"),
+    Index(None, "session", "turn"),
 )
 
 # Every (qualified name, kind) a symbol row uses, stored once (revision 0006); the unique index
@@ -211,4 +215,29 @@ edit_intents = Table(
     Column("new_hash", DIGEST, primary_key=True),
     Column("origin_info", Text, nullable=True),
     Column("expires_us", BigInteger, nullable=False),
+)
+
+
+# An agent session in a workspace, and its turns (revision 0008; docs/agents.md): what the
+# hooks' journals under `.symdiff/agents/` said, kept beyond them.
+agent_sessions = Table(
+    "agent_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("workspace_id", Integer, ForeignKey("workspaces.id"), nullable=False),
+    Column("session", Text, nullable=False),
+    Column("agent", String(64), nullable=False),
+    Column("model", Text, nullable=True),
+    Column("started_us", BigInteger, nullable=False),
+    Column("ended_us", BigInteger, nullable=True),
+    UniqueConstraint("workspace_id", "session"),
+)
+
+agent_turns = Table(
+    "agent_turns",
+    metadata,
+    Column("session_id", Integer, ForeignKey("agent_sessions.id"), primary_key=True),
+    Column("turn", Integer, primary_key=True),
+    Column("started_us", BigInteger, nullable=False),
+    Column("ended_us", BigInteger, nullable=True),
 )

@@ -2,9 +2,9 @@
 patch, a symbol's versions and diff. Each endpoint parses, calls one function of
 `symdiff.api`, formats; the door in front of them (Host, Origin, token) is `server.py`'s.
 
-Events (`GET /api/events?scope=&origin=&path=&since=`, server-sent events): `hello` (the
-workspace, the window's start, whether a daemon watches), `records` (a batch, oldest first;
-its SSE id is the query cursor after it, so a page that reconnects resumes with
+Events (`GET /api/events?scope=&origin=&path=&since=&session=&turn=`, server-sent events):
+`hello` (the workspace, the window's start, whether a daemon watches), `records` (a batch,
+oldest first; its SSE id is the query cursor after it, so a page that reconnects resumes with
 `Last-Event-ID` where it stopped), `live` (the window's backlog is all sent), `status` (a
 daemon started or stopped watching), `trouble` (the database could not be read; retried) and
 `problem` (a filter the query's rules refuse; the stream ends).
@@ -48,7 +48,8 @@ def _view(request: Request) -> View:
     q = request.query_params
     return View(scope=q.get("scope", "all"), origin=q.getlist("origin") or None,
                 path=[p for p in q.getlist("path") if p.strip()] or None,
-                since=q.get("since", "24h"))  # fmt: skip
+                since=q.get("since", "24h"), session=q.get("session") or None,
+                turn=q.get("turn") or None)  # fmt: skip
 
 
 def _resume(request: Request) -> str | None:
@@ -130,6 +131,18 @@ class Routes:
             self.settings, version=_int(q.get("version"), "version"), path=q.get("path", ""),
             timestamp=q.get("timestamp", "")))  # fmt: skip
 
+    async def sessions(self, request: Request) -> Response:
+        from symdiff.api import sessions
+
+        return await _answer(lambda: {"sessions": sessions(self.settings)})
+
+    async def undo(self, request: Request) -> Response:
+        from symdiff.api import undo_preview
+
+        q = request.query_params
+        return await _answer(lambda: undo_preview(self.settings, session=q.get("session"),
+                                                  turn=q.get("turn") or None))  # fmt: skip
+
     async def symbol(self, request: Request) -> Response:
         q = request.query_params
         version = q.get("version")
@@ -163,5 +176,7 @@ def build_app(settings: Settings, *, poll_s: float = POLL_S,
         Route("/api/events", r.events),
         Route("/api/change", r.change),
         Route("/api/symbol", r.symbol),
+        Route("/api/sessions", r.sessions),
+        Route("/api/undo", r.undo),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])  # fmt: skip

@@ -28,6 +28,9 @@ COOKIES = "cookies"  # read-your-writes cookies (workspace/sync.py)
 COOKIE_DIR = f"{STATE_DIR}/{COOKIES}"  # the cookies relative to the root, as the watcher sees them
 
 GITIGNORE = "# symdiff's index and daemon state: nothing here belongs in version control\n*\n"
+# Agent hooks' journals, one per session (symdiff/agents/journal.py, which spells it out so
+# that a hook imports nothing else).
+AGENTS_DIR = f"{STATE_DIR}/agents"
 
 
 @dataclass(frozen=True, slots=True)

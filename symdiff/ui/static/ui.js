@@ -13,13 +13,14 @@
   const KEEP = 50000;        // records kept in the page; the oldest are dropped beyond
   const SYMS_SHOWN = 6;      // symbol chips in one row; the rest is "+N"
   const HEAT_CELLS = 80;     // files in the heat strip
-  const ORIGINS = ["edit", "git", "watch", "scan", "commit"];
+  const ORIGINS = ["agent", "edit", "git", "watch", "scan", "commit"];
 
   const $ = (id) => document.getElementById(id);
   const els = {
     list: $("list"), spacer: $("spacer"), rows: $("rows"), empty: $("empty"),
     conn: $("conn"), counts: $("counts"), root: $("root"), watched: $("watched"),
     scope: $("f-scope"), origin: $("f-origin"), path: $("f-path"), since: $("f-since"),
+    group: $("f-group"), session: $("f-session"), turn: $("f-turn"), turns: $("turns"),
     problem: $("problem"), heat: $("heat"), heatLabel: $("heat-label"),
     title: $("d-title"), meta: $("d-meta"), history: $("d-history"), diff: $("d-diff"),
     close: $("d-close"),
@@ -33,6 +34,7 @@
     selected: null,          // version of the selected record
     dirty: false,
     heatDirty: false,
+    sessions: [],            // the workspace's agent sessions, with their turns
   };
   // What tests and the benchmark read: how much arrived, and what rendering cost.
   const stats = { received: 0, renders: 0, lastRenderMs: 0, maxRenderMs: 0, lastBatchMs: 0 };
@@ -67,6 +69,9 @@
   function who(r) {
     const info = r.origin_info || {};
     if (r.origin === "git" && info.operation) return "git " + info.operation;
+    if (r.origin === "agent") {
+      return `agent ${info.agent || ""} t${info.turn ?? "?"} ${info.tool || ""}`.replace(/\s+/g, " ");
+    }
     if (r.origin === "edit") {
       const c = info.client;
       const name = c && typeof c === "object" ? c.name : c;
@@ -83,11 +88,14 @@
   function readView() {
     const origins = [...els.origin.querySelectorAll("input")].filter((i) => i.checked)
       .map((i) => i.value);
+    const group = els.group.value;
     return {
       scope: els.scope.value,
       since: els.since.value,
-      origin: origins.length === ORIGINS.length ? [] : origins,
+      origin: group ? [group] : origins.length === ORIGINS.length ? [] : origins,
       path: els.path.value.split(/\s+/).filter(Boolean),
+      session: els.session.value,
+      turn: els.session.value ? els.turn.value : "",
     };
   }
 
@@ -98,9 +106,15 @@
       els.since.add(new Option(since, since));  // a window a link asks for (e.g. 90m)
     }
     els.since.value = since;
-    const on = new Set(v.origin && v.origin.length ? v.origin : ORIGINS);
-    for (const i of els.origin.querySelectorAll("input")) i.checked = on.has(i.value);
+    const group = (v.origin || []).length === 1 && GROUPS.includes(v.origin[0]) ? v.origin[0] : "";
+    els.group.value = group;
+    const on = new Set(!group && v.origin && v.origin.length ? v.origin : ORIGINS);
+    for (const i of els.origin.querySelectorAll("input")) {
+      i.checked = on.has(i.value);
+      i.disabled = !!group;
+    }
     els.path.value = (v.path || []).join(" ");
+    chooseSession(v.session || "", v.turn || "");
   }
 
   function viewFromHash() {
@@ -109,6 +123,7 @@
       scope: h.get("scope") || "all", since: h.get("since") || "24h",
       origin: h.getAll("origin"),
       path: h.getAll("path"),
+      session: h.get("session") || "", turn: h.get("turn") || "",
     };
   }
 
@@ -116,7 +131,95 @@
     const q = new URLSearchParams({ scope: v.scope, since: v.since });
     for (const o of v.origin) q.append("origin", o);
     for (const p of v.path) q.append("path", p);
+    if (v.session) q.set("session", v.session);
+    if (v.session && v.turn) q.set("turn", v.turn);
     return q;
+  }
+
+  // ---- agent sessions: a session and turn narrow the list to what that agent did ---------
+
+  const GROUPS = ["person", "agent"];
+
+  async function loadSessions() {
+    try {
+      // Not getJson: a click's read must not drop this one (nor this one a click's).
+      const response = await fetch("/api/sessions", { credentials: "same-origin" });
+      if (!response.ok) return;
+      state.sessions = (await response.json()).sessions;
+    } catch (err) {
+      return;  // no sessions shown; the list still works
+    }
+    const chosen = els.session.value, turn = els.turn.value;
+    els.session.replaceChildren(new Option("every session", ""));
+    for (const s of [...state.sessions].reverse()) {
+      const label = `${s.agent} ${s.session.slice(0, 12)}${s.model ? " · " + s.model : ""}` +
+        ` · ${s.turns.length} turn${s.turns.length === 1 ? "" : "s"}`;
+      els.session.add(new Option(label, s.session));
+    }
+    chooseSession(chosen, turn);
+  }
+
+  function chooseSession(session, turn) {
+    if (session && ![...els.session.options].some((o) => o.value === session)) {
+      els.session.add(new Option(session, session));  // a link to a session not listed yet
+    }
+    els.session.value = session;
+    const s = state.sessions.find((x) => x.session === session);
+    els.turn.replaceChildren(new Option("every turn", ""));
+    for (const t of s ? s.turns : []) els.turn.add(new Option("turn " + t.turn, String(t.turn)));
+    if (turn && ![...els.turn.options].some((o) => o.value === turn)) {
+      els.turn.add(new Option("turn " + turn, turn));
+    }
+    els.turn.value = session ? turn : "";
+    els.turn.disabled = !session;
+    showTurns(s);
+  }
+
+  function showTurns(s) {
+    els.turns.hidden = !s;
+    if (!s) return els.turns.replaceChildren();
+    const chosen = els.turn.value;
+    els.turns.innerHTML = `<span class="session">${esc(s.agent)} session ${esc(s.session)}` +
+      `${s.model ? " · " + esc(s.model) : ""} · ${esc(localTime(s.started))} → ` +
+      `${s.ended ? esc(localTime(s.ended)) : "open"}</span>` +
+      s.turns.map((t) => {
+        const by = Object.entries(t.by_origin).map(([k, n]) => `${k} ${n}`).join(", ") || "no changes";
+        return `<button type="button" class="turn" data-turn="${t.turn}" ` +
+          `aria-pressed="${String(chosen === String(t.turn))}" title="${esc(t.started)} → ` +
+          `${esc(t.ended || "open")}">turn ${t.turn} · ${t.files} files · ${t.symbols} symbols` +
+          ` · ${esc(by)}</button><button type="button" class="undo" data-turn="${t.turn}" ` +
+          `title="what undoing this turn would write (a dry run; the page writes nothing)">` +
+          `undo preview</button>`;
+      }).join("");
+  }
+
+  // The undo's dry run (docs/agents.md): the patch from the files now to after the undo, a
+  // symbol-level summary, and the conflicts. The page only shows it: `symdiff undo --apply`
+  // (or the MCP tool undo_turn) writes.
+  async function openUndo(session, turn) {
+    state.selected = null;
+    schedule(false);
+    els.close.hidden = false;
+    els.title.textContent = `Undo preview: session ${session} turn ${turn}`;
+    els.meta.textContent = "";
+    els.history.textContent = "";
+    els.diff.innerHTML = `<span class="note">loading…</span>`;
+    document.body.dataset.detail = "undo";
+    try {
+      const body = await getJson("/api/undo?" + new URLSearchParams({ session, turn }));
+      if (!body) return;
+      const files = body.files.map((f) => `<li><span class="ct">${esc(f.change_type)}</span> ` +
+        `${esc(f.path)} <span class="n">+${f.lines_added} −${f.lines_removed}</span> ` +
+        f.symbols.map((x) => `<span class="sym ${esc(x.change_type)}">${esc(x.name)}</span>`)
+          .join(" ") + "</li>").join("");
+      const conflicts = body.conflicts.map((c) => `<li class="conflict">conflict in ` +
+        `${esc(c.path)}: ${esc(c.reason)}</li>`).join("");
+      els.meta.innerHTML = `<div class="undo-note">${body.records.length} records of the turn; ` +
+        `${body.conflicts.length ? "conflicts: nothing would be written" : "no conflict"}. ` +
+        `Apply with <code>symdiff undo --session ${esc(session)} --turn ${esc(turn)} --apply` +
+        `</code>.</div><ul class="undo-files">${conflicts}${files}</ul>`;
+      showDiff(body.patch, null, "nothing to undo");
+    } catch (err) { detailError(err); }
   }
 
   // ---- the stream ------------------------------------------------------------------------
@@ -581,6 +684,28 @@
   els.close.addEventListener("click", closeDetail);
   for (const el of [els.scope, els.since]) el.addEventListener("change", connect);
   els.origin.addEventListener("change", connect);
+  els.group.addEventListener("change", () => {
+    for (const i of els.origin.querySelectorAll("input")) i.disabled = !!els.group.value;
+    connect();
+  });
+  els.session.addEventListener("change", () => {
+    chooseSession(els.session.value, "");
+    connect();
+  });
+  els.session.addEventListener("focus", loadSessions);
+  els.turn.addEventListener("change", () => {
+    showTurns(state.sessions.find((x) => x.session === els.session.value));
+    connect();
+  });
+  els.turns.addEventListener("click", (e) => {
+    const undo = e.target.closest(".undo");
+    if (undo) return openUndo(els.session.value, undo.dataset.turn);
+    const b = e.target.closest(".turn");
+    if (!b) return;
+    els.turn.value = b.getAttribute("aria-pressed") === "true" ? "" : b.dataset.turn;
+    showTurns(state.sessions.find((x) => x.session === els.session.value));
+    connect();
+  });
   let typing = 0;
   els.path.addEventListener("input", () => {
     clearTimeout(typing);
@@ -600,4 +725,5 @@
   });
   writeView(viewFromHash());
   connect();
+  loadSessions();
 })();
