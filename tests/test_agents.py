@@ -224,3 +224,17 @@ def test_the_hook_command_never_fails_and_prints_only_hook_json(tmp_path: Path) 
     assert res.returncode == 0 and "must be one of" in res.stderr
     helped = subprocess.run([SYMDIFF, "hook", "--help"], capture_output=True, text=True)
     assert helped.returncode == 0 and "claude-code" in helped.stdout
+
+
+def test_the_write_time_is_the_read_contents_when_a_write_raced_the_read(tmp_path: Path
+                                                                          ) -> None:  # fmt: skip
+    from symdiff.agents.attribute import write_time
+
+    f = tmp_path / "f.py"
+    f.write_text("one\n")
+    st = f.stat()
+    assert write_time(str(tmp_path), "f.py", st.st_mtime_ns) == st.st_ctime_ns
+    read_mtime = st.st_mtime_ns - 5_000_000_000  # the content read was older than the file now
+    assert write_time(str(tmp_path), "f.py", read_mtime) == read_mtime
+    f.unlink()
+    assert write_time(str(tmp_path), "f.py") == tmp_path.stat().st_mtime_ns  # a delete

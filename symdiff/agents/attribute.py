@@ -31,14 +31,20 @@ _GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--
 _SEPARATORS = re.compile(r"&&|\|\||;|\||\n")
 
 
-def write_time(root: str, path: str) -> int:
+def write_time(root: str, path: str, read_mtime_ns: int | None = None) -> int:
     """When `path` (relative to `root`) was last written: its ctime, or for a deleted file the
-    mtime of the nearest directory above it that still exists."""
+    mtime of the nearest directory above it that still exists. `read_mtime_ns`: the mtime of
+    the content the caller read; if the file has changed since that read (another write
+    raced it), its ctime is the newer write's, so the read's mtime is the answer."""
     full = os.path.join(root, path)
     try:
-        return os.lstat(full).st_ctime_ns
+        st = os.lstat(full)
     except OSError:
-        pass
+        st = None
+    if st is not None:
+        if read_mtime_ns is not None and st.st_mtime_ns != read_mtime_ns:
+            return read_mtime_ns
+        return st.st_ctime_ns
     parent = os.path.dirname(full)
     while True:
         try:
@@ -89,8 +95,10 @@ def attribute(windows: Windows, path: str, t: int, *, git: Mapping[str, object] 
     if others:
         info["also"] = [{"session": w.session, "turn": w.turn, "tool_use_id": w.tool_use_id}
                         for w in others]  # fmt: skip
+    # The repository's evidence of a git command goes to a shell call (which may have run
+    # it, directly or through a script), not to an Edit that landed in the same batch.
     operation = git_operation(chosen.command) if chosen.command else None
-    if git is not None and git.get("operation"):
+    if git is not None and git.get("operation") and chosen.command is not None:
         info["git"] = dict(git)
     elif operation is not None:
         info["git"] = {"operation": operation}
@@ -129,21 +137,43 @@ def session_of(windows: Windows, t: int, *, tool_suffix: str = "apply_edits"
             "tool_use_id": chosen.tool_use_id}  # fmt: skip
 
 
+class LiveWindows(Windows):
+    """The journals' windows, read again whenever a write is asked about that may be newer than
+    the last read: a batch's provenance is made when it closes, but a daemon may take in
+    writes after that (a git batch's tail), whose tool calls started later still."""
+
+    def __init__(self, journals: Journals) -> None:
+        self._journals = journals
+        self._read_at = 0
+        super().__init__(())
+
+    def __bool__(self) -> bool:
+        return True
+
+    def at(self, t: int) -> list[ToolWindow]:
+        if t + SLACK_NS >= self._read_at:  # a window journaled since the last read may hold t
+            self._read_at = time.time_ns()
+            super().__init__(self._journals.windows())
+        return super().at(t)
+
+
 def with_agents(provenance: Provenance, journals: Journals) -> Provenance:
-    """`provenance` carrying the agents' tool windows as the journals say now (none: as is)."""
-    found = journals.windows()
-    return replace(provenance, agents=Windows(found)) if found else provenance
+    """`provenance` carrying the agents' tool windows (none journaled yet: as is)."""
+    if not journals.windows():
+        return provenance
+    return replace(provenance, agents=LiveWindows(journals))
 
 
-def agent_origin(provenance: Provenance, root: str, path: str
+def agent_origin(provenance: Provenance, root: str, path: str, read_mtime_ns: int | None
                  ) -> tuple[Origin, dict[str, object]] | None:  # fmt: skip
     """`agent` and its origin_info when `path` was written inside a tool window of
-    `provenance.agents`; None otherwise. A git operation the batch saw is kept."""
+    `provenance.agents`; None otherwise. A git operation the batch saw is kept.
+    `read_mtime_ns`: the mtime of the content recorded (None for a delete)."""
     windows = provenance.agents
     if not isinstance(windows, Windows) or not windows:
         return None
     git = provenance.origin_info if provenance.origin is Origin.GIT else None
-    info = attribute(windows, path, write_time(root, path), git=git)
+    info = attribute(windows, path, write_time(root, path, read_mtime_ns), git=git)
     return None if info is None else (Origin.AGENT, info)
 
 

@@ -184,7 +184,8 @@ def _origin(p: _Pass, path: str, new: _Seen | None) -> tuple[Origin, Mapping[str
     if new is not None and (intent := p.intents.get((path, new.result.digest))) is not None:
         return Origin.EDIT, intent
     if p.provenance.agents:  # inside an agent's tool call: the agent's (docs/agents.md)
-        hit = agent_origin(p.provenance, str(p.settings.root), path)
+        hit = agent_origin(p.provenance, str(p.settings.root), path,
+                           None if new is None else new.result.mtime_ns)
         if hit is not None:
             return hit
     if p.provenance.origin is Origin.SCAN:
