@@ -17,8 +17,7 @@ from symdiff.agents.recorder import summary
 from symdiff.agents.setup import HOOK_COMMAND, merge_hooks, merge_mcp, plan_claude_code
 from symdiff.agents.state import MAX_OPEN_NS, Event, fold
 from symdiff.errors import InvalidArgs
-from symdiff.query.args import normalize_origin
-from symdiff.query.args import normalize_turn_args
+from symdiff.query.args import normalize_origin, normalize_turn_args
 
 SYMDIFF = str(Path(sys.executable).parent / "symdiff")
 MS = 1_000_000

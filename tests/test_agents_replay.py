@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git
+from conftest import daemon_thread, git, wait_until
 from mcp_servers import env, run_stdio
-from test_daemon import daemon_thread, wait_for
 
 from symdiff.config import Settings
 from symdiff.query.answer import DiffQuery, diff
@@ -139,7 +138,7 @@ def _start_watch(root: Path) -> subprocess.Popen[bytes]:
             return False
         return data.get("pid") == proc.pid and data.get("progress") is None
 
-    wait_for(ready, 60)
+    wait_until(ready, timeout=60)
     return proc
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from agent_hooks import hook, symdiff, tool
 from click.testing import CliRunner
 from conftest import git
 from mcp_servers import call, env, run_stdio, text_of
@@ -192,29 +193,10 @@ class Ledger:
         return sha
 
 
-def hook(root: Path, event: dict[str, Any]) -> None:
-    body = {"session_id": "S", "transcript_path": "/tmp/t.jsonl", "cwd": str(root), **event}
-    res = subprocess.run([SYMDIFF, "hook", "claude-code", "--root", str(root)],
-                         input=json.dumps(body).encode(), capture_output=True, timeout=120,
-                         env=env())  # fmt: skip
-    assert res.returncode == 0 and res.stderr == b"", res.stderr
 
 
-def tool(root: Path, session: str, name: str, tool_input: dict[str, Any],
-         write: Callable[[], None]) -> None:  # fmt: skip
-    tid = f"toolu_{time.monotonic_ns()}"
-    base = {"session_id": session, "tool_name": name, "tool_input": tool_input,
-            "tool_use_id": tid}  # fmt: skip
-    hook(root, {**base, "hook_event_name": "PreToolUse"})
-    write()
-    hook(root, {**base, "hook_event_name": "PostToolUse", "tool_response": {}})
 
 
-def symdiff(*args: str, cwd: Path) -> str:
-    res = subprocess.run([SYMDIFF, *args], cwd=cwd, capture_output=True, text=True, env=env(),
-                         timeout=120)  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    return res.stdout
 
 
 def person(led: Ledger, change: Callable[[], None], *, record: bool = True) -> None:

@@ -12,14 +12,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from browser import CHROMEDRIVER, CHROMIUM, Live, Ui, needs_browser, ui
 from conftest import cli_entry, git
 from mcp.client.session import ClientSession
 from mcp_servers import call, env, run_stdio, text_of
@@ -27,50 +26,11 @@ from mcp_servers import call, env, run_stdio, text_of
 from symdiff.config import Settings
 from symdiff.query.follow import Follower, View
 
-UI = (sys.executable, "-m", "symdiff", "ui")
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-
 # ---- helpers: a real `symdiff ui`, its event stream ----------------------------------------
 
 
-@dataclass
-class Ui:
-    """A running `symdiff ui`; `url` is the page's address as it printed it."""
-
-    proc: subprocess.Popen[str]
-    url: str
-    lines: list[str]
-
-    @property
-    def base(self) -> str:
-        """The page at 127.0.0.1, whatever address it binds, without the token."""
-        port = re.search(r":(\d+)/", self.url)
-        assert port is not None
-        return f"http://127.0.0.1:{port[1]}"
 
 
-@contextmanager
-def ui(root: Path, *args: str, environ: dict[str, str] | None = None) -> Iterator[Ui]:
-    proc = subprocess.Popen([*UI, "--root", str(root), "--http", "127.0.0.1:0", *args],
-                            env=environ or env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert proc.stderr is not None
-        lines = []
-        for line in proc.stderr:
-            lines.append(line)
-            if "the page is at" in line:
-                break
-        else:
-            raise AssertionError(f"symdiff ui did not start: {''.join(lines)}")
-        yield Ui(proc, line.split("the page is at ", 1)[1].strip(), lines)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        if proc.stderr is not None:
-            proc.stderr.close()
 
 
 def get(url: str, **headers: str) -> httpx2.Response:
@@ -424,51 +384,8 @@ def test_the_package_ships_the_static_files(tmp_path: Path) -> None:
 
 # ---- the page in a real browser ------------------------------------------------------------
 
-needs_browser = pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None,
-    reason="no headless browser: install Debian's chromium and chromium-driver "
-           "(apt-get install chromium chromium-driver) to run the page's tests",
-)
 
 
-@dataclass
-class Live:
-    """A workspace with `symdiff watch` and `symdiff ui` running, and a browser on the page."""
-
-    root: Path
-    ui: Ui
-    driver: Any
-
-    def js(self, script: str) -> Any:
-        return self.driver.execute_script(script)
-
-    def rows(self) -> list[dict[str, Any]]:
-        """The rows the page shows, newest first: path, who, symbols (and their classes)."""
-        return list(self.js(
-            "return [...document.querySelectorAll('#rows .row')].map(r => ({"
-            "path: r.querySelector('.p').textContent, who: r.querySelector('.who').textContent,"
-            "symbols: [...r.querySelectorAll('.sym')].map(s => [s.textContent, s.className])}))"
-        ))
-
-    def wait(self, cond: Callable[[], Any], timeout: float = 10, step: float = 0.02) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = cond()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                watch = (self.root.parent / "watch.log").read_text()[-3000:]
-                raise AssertionError(f"not within {timeout} s; rows: {self.rows()[:10]}; "
-                                     f"symdiff watch said: {watch}")
-            time.sleep(step)
-
-    def shown(self, path: str) -> dict[str, Any] | None:
-        return next((r for r in self.rows() if r["path"] == path), None)
-
-    def load(self, fragment: str = "") -> None:
-        self.driver.get("about:blank")  # a new page, not a change of #fragment
-        self.driver.get(f"{self.ui.base}/#{fragment}")
-        self.wait(lambda: self.js("return document.body.dataset.conn") == "live")
 
 
 def _daemon_ready(root: Path) -> bool:

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
+from agent_hooks import hook, symdiff, tool
+from browser import CHROMEDRIVER, CHROMIUM, Live, needs_browser, ui
 from conftest import git
-from test_blame import hook, symdiff, tool
-from test_ui import CHROMEDRIVER, CHROMIUM, Live, needs_browser, ui
 
 
 @pytest.fixture(scope="module")
