@@ -9,16 +9,16 @@ changes` pays for the read side only, not for tree-sitter, watchdog, pygit2 or A
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from symdiff.config import Settings
-
-if TYPE_CHECKING:  # the names of _LAZY, for type checkers
+if TYPE_CHECKING:  # the names of _LAZY, for type checkers; nothing here loads at run time,
+    # so that `symdiff hook` (on every tool call of an agent) pays only for the hook
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
+    from pathlib import Path
 
     from symdiff.attribute.spans import symbol_changes
+    from symdiff.config import Settings
     from symdiff.diffs.acp import FilePatch, build_diff
     from symdiff.diffs.linediff import Hunk, LineDiff, diff_lines, git_patch, unified_diff
     from symdiff.diffs.textdiff import text_diff
