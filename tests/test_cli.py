@@ -76,8 +76,8 @@ def test_a_bad_database_url_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_changes_warns_on_stderr_when_the_daemon_does_not_confirm(tmp_path: Path) -> None:
     from symdiff.config import Settings
+    from symdiff.workspace.layout import COOKIE_DIR
     from symdiff.workspace.lock import workspace_lock
-    from symdiff.workspace.sync import COOKIE_DIR
 
     (tmp_path / "a.py").write_text("x = 1\n")
     exe = [sys.executable, "-m", "symdiff"]

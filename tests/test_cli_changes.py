@@ -236,8 +236,8 @@ def test_a_never_indexed_folder_says_so_and_prints_no_table(tmp_path: Path) -> N
 
 def test_a_daemon_still_making_its_baseline_says_so(tmp_path: Path) -> None:
     from symdiff.config import Settings
+    from symdiff.workspace.layout import COOKIE_DIR
     from symdiff.workspace.lock import workspace_lock
-    from symdiff.workspace.sync import COOKIE_DIR
 
     (tmp_path / "a.py").write_text("x = 1\n")
     assert symdiff(tmp_path, "index").returncode == 0

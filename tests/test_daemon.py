@@ -283,7 +283,8 @@ def test_a_save_followed_at_once_by_a_query_is_in_the_answer(root: Path) -> None
     with daemon_thread(s, max_delay_s=5):
         for i in range(20):
             (root / "main.py").write_text(f"def main():\n    return {i + 10}\n")
-            assert sync(root / "pkg", timeout=5)  # from a subdirectory, too
+            # asked from a subdirectory: the settings find the workspace
+            assert sync(Settings.resolve(root / "pkg", nearest=True).root, timeout=5)
             assert records(s)[("modify", "main.py", None)] == i + 1
     assert sync(root, timeout=0.1)  # no daemon: nothing to wait for
 
@@ -330,7 +331,7 @@ def test_sync_gives_up_at_its_deadline_and_takes_its_cookie_back(root: Path) -> 
         assert sync(root, timeout=30, monotonic=lambda: now[0], sleep=sleep) is False
         assert now[0] >= 30 and list(cookies.iterdir()) == []  # gave up, took its cookie back
         now[0] = 0.0
-        assert sync(root / "pkg", timeout=30, monotonic=lambda: now[0], sleep=answered) is True
+        assert sync(root, timeout=30, monotonic=lambda: now[0], sleep=answered) is True
         assert now[0] < 0.1 and list(cookies.iterdir()) == []
 
 

@@ -278,8 +278,8 @@ def test_an_unconfirmed_answer_says_it_may_be_stale(workspace: Workspace) -> Non
     """A daemon holds the workspace lock but never acknowledges cookies (it is stuck): the
     answer still comes, after the 1 s bound, and says itself that it may be stale."""
     from symdiff.config import Settings
+    from symdiff.workspace.layout import COOKIE_DIR
     from symdiff.workspace.lock import workspace_lock
-    from symdiff.workspace.sync import COOKIE_DIR
 
     settings = Settings.resolve(workspace.root, db=workspace.db_url, host=HOST)
     (workspace.root / COOKIE_DIR).mkdir(parents=True, exist_ok=True)  # as a daemon has it

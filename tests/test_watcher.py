@@ -30,7 +30,7 @@ from symdiff.record.watcher import (
     tracked_dirs,
     watched_inodes,
 )
-from symdiff.workspace.sync import COOKIE_DIR
+from symdiff.workspace.layout import COOKIE_DIR
 
 
 class FakeClock:

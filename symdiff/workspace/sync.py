@@ -14,10 +14,6 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from symdiff.config import workspace_root
-
-# Re-exported for the tests that still import it from here; its owner is layout.
-from symdiff.workspace.layout import COOKIE_DIR as COOKIE_DIR
 from symdiff.workspace.layout import StateDir
 from symdiff.workspace.lock import running
 
@@ -29,13 +25,13 @@ SYNC_TIMEOUT_S = 1.0
 def sync(root: Path, *, timeout: float = SYNC_TIMEOUT_S,
          monotonic: Callable[[], float] = time.monotonic,
          sleep: Callable[[float], None] = time.sleep) -> bool:  # fmt: skip
-    """Wait until the daemon watching `root` has recorded every change made before this call.
+    """Wait until the daemon watching `root` (the workspace's root, as `Settings.root` carries
+    it) has recorded every change made before this call.
 
     Returns True when it has (or no daemon runs, so there is nothing to wait for), False when
     `timeout` passed first: the answer that follows may then be stale. `monotonic` and `sleep`
     are the time seams (a test runs the timeout without waiting it out).
     """
-    root = workspace_root(root)
     if running(root) is None:
         return True
     cookie_dir = StateDir(root).cookies
