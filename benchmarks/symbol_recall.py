@@ -7,6 +7,9 @@ Corpora that this machine must download (Debian packages, npm tarballs, a PyPI s
 fetched once into benchmarks/.cache/recall; an unreachable one falls back to the golden sample.
 Languages no registry here ships as source (Elixir, Haskell, R, Julia, Objective-C) are measured
 on a checkout: `--tree elixir=DIR` takes every .ex/.exs file under DIR (tests left out).
+`--by-name` (C, C++, Objective-C) also asks for ctags' qualified name: a method counts only when
+the symbol on its line is named `Class.selector` (`ns::Class::method`), as ctags' scope says; a
+class lost to a syntax error leaves its methods found on their lines but unqualified.
 """
 
 from __future__ import annotations
@@ -59,8 +62,8 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
         return False  # ctags 5.9 tags Kotlin lambdas, and their parameters, as methods
     if language == "bash" and name.endswith("="):
         return False  # ctags 5.9 reads an array assignment `COMPREPLY=()` as a function
-    if language == "lua":
-        return _lua_defines(tag)
+    if language in _FILTERS:
+        return _FILTERS[language](tag)
     if language == "ocaml" and name in ("()", "_"):
         return False  # `let () = …` runs code; it defines nothing
     if language == "elixir":
@@ -80,12 +83,35 @@ def wanted(language: str, tag: dict[str, object]) -> bool:
     return kind in KINDS
 
 
+def _macro_statement(tag: dict[str, object]) -> bool:
+    """A C/C++ tag ctags 5.9 makes of what is no definition: a lambda (`__anon…`), or a macro
+    call read as a prototype — `BIT(flag);` in a struct (no return type, not a constructor) or
+    `STATIC_ASSERT(offsetof(…) == …);` (its "return type" an expression)."""
+    name, typeref = str(tag.get("name", "")), str(tag.get("typeref", ""))
+    if name.startswith("__anon"):
+        return True
+    if tag.get("kind") != "prototype":
+        return False
+    if "(" in typeref:
+        return True
+    scope = str(tag.get("scope", "")).rsplit("::", 1)[-1]
+    return not typeref and name not in (scope, f"~{scope}") and not name.startswith("operator")
+
+
 def _lua_defines(tag: dict[str, object]) -> bool:
     """Whether ctags' line defines the function it names: ctags 5.9 matches `name = function`
     anywhere on a line, so `cmp = function_arg(…)` and `x = f(function (…) … end)` are tagged."""
     name = re.escape(str(tag.get("name", "")))
     pattern = str(tag.get("pattern", ""))
     return re.search(rf"function\s+{name}\s*\(|{name}\s*=\s*function\s*\(", pattern) is not None
+
+
+def _c_defines(tag: dict[str, object]) -> bool:
+    return tag.get("kind") in KINDS and not _macro_statement(tag)
+
+
+_FILTERS: dict[str, Callable[[dict[str, object]], bool]] = {
+    "lua": _lua_defines, "c": _c_defines, "cpp": _c_defines}
 
 
 def _lambda_parameter(tag: dict[str, object]) -> bool:
@@ -322,24 +348,45 @@ def _string_lines(language: str, source: bytes) -> set[int]:
     return inside
 
 
-def recall(language: str, files: list[Path], show: int) -> tuple[int, int]:
+_SEPARATORS = {"objc": ".", "cpp": "::", "c": "::"}
+
+
+def _qualified(language: str, tag: dict[str, object], names: list[str]) -> bool:
+    """Whether one of `names` is ctags' qualified name of the tag: its scope (a class, an
+    Objective-C category's class, a C++ namespace) joined to its name."""
+    # ctags writes `operator !=` and `std::vector<_Tp, _Alloc>`; symdiff `operator!=`.
+    name, scope = (str(tag.get(k) or "").replace(" ", "") for k in ("name", "scope"))
+    if not scope or tag.get("scopeKind") == "file":
+        return name in names or any(n.endswith(_SEPARATORS[language] + name) for n in names)
+    sep = _SEPARATORS[language]
+    for n in names:
+        head, _, tail = n.rpartition(sep)
+        head = re.sub(r"\(.*\)$", "", head)  # an Objective-C category: `Class(Category)`
+        if tail == name and (head == scope or head.endswith(sep + scope)):
+            return True
+    return False
+
+
+def recall(language: str, files: list[Path], show: int, *,
+           by_name: bool = False) -> tuple[int, int]:  # fmt: skip
     tags = ctags_tags(language, files)
     found = total = 0
     misses: list[str] = []
     for path in files:
         source = path.read_bytes()
         symbols = extract(language, source)
-        spans = [(s.start_line, s.header_end_line) for s in symbols]
         in_strings = _string_lines(language, source)
         for tag in tags.get(str(path), []):
             line = int(str(tag["line"]))
             if line in in_strings:
                 continue
             total += 1
-            if any(lo <= line <= hi for lo, hi in spans):
+            here = [s.name for s in symbols if s.start_line <= line <= s.header_end_line]
+            if here and (not by_name or _qualified(language, tag, here)):
                 found += 1
             elif len(misses) < show:
-                misses.append(f"    miss {path}:{line} {tag['kind']} {tag['name']}")
+                scope = f"{tag['scope']}::" if by_name and tag.get("scope") else ""
+                misses.append(f"    miss {path}:{line} {tag['kind']} {scope}{tag['name']}")
     for miss in misses:
         print(miss)
     return found, total
@@ -356,12 +403,15 @@ def main() -> None:
         metavar="LANG=DIR",
         help="take LANG's files from a local checkout (for languages no registry ships as source)",
     )
+    parser.add_argument("--by-name", action="store_true",
+                        help="C, C++, Objective-C: count a tag only under its qualified name")
     parser.add_argument("languages", nargs="*", help="only these languages (default: all)")
     args = parser.parse_args()
     trees = {k: Path(v) for k, _, v in (t.partition("=") for t in args.tree)}
     print(f"{'language':<11} {'corpus':<22} {'files':>5} {'ctags defs':>10} {'found':>6} recall")
     for language, (source, files) in corpora(args.files, args.languages, trees).items():
-        found, total = recall(language, files, args.misses)
+        found, total = recall(language, files, args.misses,
+                              by_name=args.by_name and language in _SEPARATORS)
         share = found / total if total else float("nan")
         print(f"{language:<11} {source:<22} {len(files):>5} {total:>10} {found:>6} {share:>6.3f}")
 

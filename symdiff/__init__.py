@@ -1,7 +1,8 @@
 """symdiff: what changed here recently, at the level of symbols.
 
-The public API: plain functions that return plain data, the domain values they speak in, and
-the error hierarchy. Everything else in the package is an implementation detail.
+The public API: plain functions that return plain data (all from `symdiff.api`, the door the
+adapters use too), the domain values they speak in, and the error hierarchy. Everything else in
+the package is an implementation detail.
 
 Names load on first use (PEP 562), so that `import symdiff.query.answer` or `symdiff changes` pay
 only for what they run — not for tree-sitter, watchdog, pygit2 or the MCP SDK.
@@ -14,18 +15,18 @@ from typing import TYPE_CHECKING
 
 # Each public name, and the module that defines it.
 _EXPORTS = {
-    "Answer": "symdiff.query.answer",
+    "Answer": "symdiff.api",
     "ChangeRecord": "symdiff.records",
     "ChangeType": "symdiff.model",
-    "DiffQuery": "symdiff.query.answer",
+    "DiffQuery": "symdiff.api",
     "DurationError": "symdiff.errors",
     "EditError": "symdiff.errors",
     "FileChange": "symdiff.model",
-    "FilePatch": "symdiff.diffs.acp",
+    "FilePatch": "symdiff.api",
     "FsDenied": "symdiff.errors",
-    "Hunk": "symdiff.diffs.linediff",
+    "Hunk": "symdiff.api",
     "InvalidArgs": "symdiff.errors",
-    "LineDiff": "symdiff.diffs.linediff",
+    "LineDiff": "symdiff.api",
     "LockedError": "symdiff.errors",
     "Scope": "symdiff.model",
     "Settings": "symdiff.config",
@@ -37,33 +38,50 @@ _EXPORTS = {
     "SymdiffError": "symdiff.errors",
     "ToolFailed": "symdiff.errors",
     "apply_edits": "symdiff.api",
-    "build_diff": "symdiff.diffs.acp",
-    "diff": "symdiff.query.answer",
-    "diff_lines": "symdiff.diffs.linediff",
-    "extract": "symdiff.parse.extract",
-    "git_patch": "symdiff.diffs.linediff",
+    "build_diff": "symdiff.api",
+    "diff": "symdiff.api",
+    "diff_lines": "symdiff.api",
+    "extract": "symdiff.api",
+    "git_patch": "symdiff.api",
     "import_history": "symdiff.api",
     "index": "symdiff.api",
-    "parse_go_duration": "symdiff.duration",
-    "restore_symbol": "symdiff.symbols.restore",
-    "symbol_changes": "symdiff.attribute.spans",
-    "symbol_history": "symdiff.symbols.history",
-    "symbol_source": "symdiff.symbols.history",
-    "text_diff": "symdiff.diffs.textdiff",
-    "unified_diff": "symdiff.diffs.linediff",
+    "parse_go_duration": "symdiff.api",
+    "restore_symbol": "symdiff.api",
+    "symbol_changes": "symdiff.api",
+    "symbol_history": "symdiff.api",
+    "symbol_source": "symdiff.api",
+    "text_diff": "symdiff.api",
+    "unified_diff": "symdiff.api",
     "upgrade_database": "symdiff.api",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers
-    from symdiff.api import apply_edits, import_history, index, upgrade_database  # noqa: F401
-    from symdiff.attribute.spans import symbol_changes  # noqa: F401
+    from symdiff.api import (  # noqa: F401
+        Answer,
+        DiffQuery,
+        FilePatch,
+        Hunk,
+        LineDiff,
+        apply_edits,
+        build_diff,
+        diff,
+        diff_lines,
+        extract,
+        git_patch,
+        import_history,
+        index,
+        parse_go_duration,
+        restore_symbol,
+        symbol_changes,
+        symbol_history,
+        symbol_source,
+        text_diff,
+        unified_diff,
+        upgrade_database,
+    )
     from symdiff.config import Settings  # noqa: F401
-    from symdiff.diffs.acp import FilePatch, build_diff  # noqa: F401
-    from symdiff.diffs.linediff import Hunk, LineDiff, diff_lines, git_patch, unified_diff  # noqa: F401
-    from symdiff.diffs.textdiff import text_diff  # noqa: F401
-    from symdiff.duration import parse_go_duration  # noqa: F401
     from symdiff.errors import (  # noqa: F401
         DurationError,
         EditError,
@@ -82,11 +100,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
         SymbolChange,
         SymbolChangeType,
     )
-    from symdiff.parse.extract import extract  # noqa: F401
-    from symdiff.query.answer import Answer, DiffQuery, diff  # noqa: F401
     from symdiff.records import ChangeRecord, SymbolRecord  # noqa: F401
-    from symdiff.symbols.history import symbol_history, symbol_source  # noqa: F401
-    from symdiff.symbols.restore import restore_symbol  # noqa: F401
 
 
 def __getattr__(name: str) -> object:

@@ -1,22 +1,124 @@
-"""The Python API behind the adapters: plain functions over Settings that return plain data."""
+"""The door: everything the adapters (cli/, mcp/, ui/) and `symdiff`'s public names use of the
+library, as plain functions over Settings that return plain data.
+
+Nothing heavy loads with this module: each function imports what it runs when it runs, and the
+names in `_LAZY` (re-exported as they are) load on first use (PEP 562), so that `symdiff
+changes` pays for the read side only, not for tree-sitter, watchdog, pygit2 or Alembic.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from symdiff.config import Settings
-from symdiff.record.indexer import Progress, Report, check_root, reconcile
-from symdiff.record.origins import scan_provenance
-from symdiff.store import Store
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names of _LAZY, for type checkers
+    from datetime import datetime
+
+    from symdiff.attribute.spans import symbol_changes
+    from symdiff.diffs.acp import FilePatch, build_diff
+    from symdiff.diffs.linediff import Hunk, LineDiff, diff_lines, git_patch, unified_diff
+    from symdiff.diffs.textdiff import text_diff
+    from symdiff.duration import parse_go_duration
     from symdiff.git.importer import ImportReport
+    from symdiff.parse.extract import extract
+    from symdiff.query.args import DiffQuery, decode_cursor
+    from symdiff.query.follow import Follower, Step, View, change_view
+    from symdiff.query.result import (
+        STALE_WARNING,
+        Answer,
+        BaselineTaken,
+        Hidden,
+        LimitReplaced,
+        Note,
+        NothingIndexed,
+        SinceCut,
+        Stale,
+        StartPass,
+        Unwatched,
+    )
+    from symdiff.query.status import status
+    from symdiff.record.daemon import watch
+    from symdiff.record.heap import settle_heap
+    from symdiff.record.indexer import Progress, Report
+    from symdiff.record.retention import GcReport, collect
+    from symdiff.store import Store
+    from symdiff.symbols.history import History, symbol_history, symbol_source, symbol_view
+    from symdiff.symbols.restore import restore_symbol
+
+__all__ = [
+    "STALE_WARNING", "Answer", "BaselineTaken", "DiffQuery", "FilePatch", "Follower",
+    "GcReport", "Hidden", "History", "Hunk", "ImportReport", "LimitReplaced", "LineDiff",
+    "Note", "NothingIndexed", "Report", "SinceCut", "Stale", "StartPass", "Step", "Unwatched",
+    "View", "apply_edits", "build_diff", "change_view", "check_query", "collect",
+    "decode_cursor", "diff", "diff_lines", "extract", "git_patch", "import_history", "index",
+    "is_own", "open_store", "parse_go_duration", "refresh", "restore_symbol", "settle_heap",
+    "status", "symbol_changes", "symbol_history", "symbol_source", "symbol_view", "text_diff",
+    "unified_diff", "upgrade_database", "watch", "watched",
+]  # fmt: skip
+
+# Names re-exported as their modules define them, and those modules.
+_LAZY = {
+    "STALE_WARNING": "symdiff.query.result",
+    "Answer": "symdiff.query.result",
+    "BaselineTaken": "symdiff.query.result",
+    "Hidden": "symdiff.query.result",
+    "LimitReplaced": "symdiff.query.result",
+    "Note": "symdiff.query.result",
+    "NothingIndexed": "symdiff.query.result",
+    "SinceCut": "symdiff.query.result",
+    "Stale": "symdiff.query.result",
+    "StartPass": "symdiff.query.result",
+    "Unwatched": "symdiff.query.result",
+    "DiffQuery": "symdiff.query.args",
+    "decode_cursor": "symdiff.query.args",
+    "Follower": "symdiff.query.follow",  # following new records, for the live page
+    "Step": "symdiff.query.follow",
+    "View": "symdiff.query.follow",
+    "change_view": "symdiff.query.follow",
+    "status": "symdiff.query.status",
+    "History": "symdiff.symbols.history",
+    "symbol_history": "symdiff.symbols.history",
+    "symbol_source": "symdiff.symbols.history",
+    "symbol_view": "symdiff.symbols.history",
+    "restore_symbol": "symdiff.symbols.restore",
+    "text_diff": "symdiff.diffs.textdiff",
+    "watch": "symdiff.record.daemon",
+    "settle_heap": "symdiff.record.heap",
+    "Report": "symdiff.record.indexer",
+    "GcReport": "symdiff.record.retention",
+    "collect": "symdiff.record.retention",
+    "ImportReport": "symdiff.git.importer",
+    # The pure core, for `from symdiff import ...`: extraction, attribution, line diffs, ACP.
+    "extract": "symdiff.parse.extract",
+    "symbol_changes": "symdiff.attribute.spans",
+    "Hunk": "symdiff.diffs.linediff",
+    "LineDiff": "symdiff.diffs.linediff",
+    "diff_lines": "symdiff.diffs.linediff",
+    "git_patch": "symdiff.diffs.linediff",
+    "unified_diff": "symdiff.diffs.linediff",
+    "FilePatch": "symdiff.diffs.acp",
+    "build_diff": "symdiff.diffs.acp",
+    "parse_go_duration": "symdiff.duration",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symdiff.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
 
 
 def open_store(settings: Settings) -> Store:
     """Open (and migrate) the workspace's database."""
+    from symdiff.store import Store
+
     return Store(settings.db_url)
 
 
@@ -30,6 +132,9 @@ def index(
     settings: Settings, *, show_progress: bool = False, progress: Progress | None = None
 ) -> Report:
     """One reconcile pass over the workspace (a baseline on the first run)."""
+    from symdiff.record.indexer import check_root, reconcile
+    from symdiff.record.origins import scan_provenance
+
     check_root(settings)  # before the store: a root no record can name fails as ToolFailed
     provenance = scan_provenance(settings.root)
     with open_store(settings) as store:
@@ -39,6 +144,68 @@ def index(
 
         with progress_bar("indexing") as bar:
             return reconcile(store, settings, progress=bar, provenance=provenance)
+
+
+def watched(settings: Settings) -> bool:
+    """Whether a daemon watches the workspace now."""
+    from symdiff.workspace.lock import running
+
+    return running(settings.root) is not None
+
+
+def refresh(settings: Settings, *, show_progress: bool = False) -> Report | None:
+    """One reconcile pass over the workspace, unless a daemon watches it (None: a query then
+    waits for the daemon's own records instead)."""
+    if watched(settings):
+        return None
+    return index(settings, show_progress=show_progress)
+
+
+def check_query(query: DiffQuery) -> None:
+    """Apply the diff query's rules to its arguments; InvalidArgs before any other work."""
+    from symdiff.query.args import parse
+
+    parse(query)
+
+
+def is_own(workspace: object, root: Path) -> bool:
+    """Whether a diff query's `workspace` argument names the workspace at `root` (or none)."""
+    from symdiff.query.workspaces import is_own as own
+
+    return own(workspace, root)
+
+
+def diff(
+    settings: Settings,
+    query: DiffQuery | None = None,
+    *,
+    refresh_first: bool = False,
+    show_progress: bool = False,
+    store: Store | None = None,
+    now: datetime | None = None,
+    explain: bool = False,
+    count_hidden: bool = True,
+    git_patches: bool = False,
+) -> Answer:
+    """The diff query (`symdiff.query.answer.diff`, which documents it).
+
+    `refresh_first`: check the arguments, then record what changed since the workspace was
+    last indexed unless a daemon watches it (`refresh`), then answer; the answer's notes say
+    what that pass did.
+    """
+    from symdiff.query.answer import diff as answer
+    from symdiff.query.args import DiffQuery
+    from symdiff.query.result import Refreshed
+
+    query = query or DiffQuery()
+    refreshed = None
+    if refresh_first and query.against is None:
+        check_query(query)  # bad arguments stop before a refresh writes anything
+        report = refresh(settings, show_progress=show_progress)
+        refreshed = None if report is None else Refreshed(report.baseline, report.scanned)
+    return answer(settings, query, store=store, now=now, explain=explain,
+                  count_hidden=count_hidden, git_patches=git_patches,
+                  refreshed=refreshed)  # fmt: skip
 
 
 def apply_edits(
@@ -64,23 +231,10 @@ def apply_edits(
             {"name", "version"}, or "cli".
         record: False leaves the index alone (a running daemon records the write anyway).
     """
-    from symdiff.edits import Recorder
-    from symdiff.edits import apply_edits as apply_core
-    from symdiff.errors import SymdiffError
-    from symdiff.record.applied import IndexRecorder, UnavailableRecorder
+    from symdiff.record.applied import apply_recorded
 
-    def run(recorder: Recorder | None) -> dict[str, object]:
-        return apply_core(edits, root=settings.root, write_roots=allow_write, dry_run=dry_run,
-                          backup=backup, recorder=recorder)  # fmt: skip
-
-    if dry_run or not record:
-        return run(None)
-    try:
-        store = open_store(settings)
-    except SymdiffError as err:
-        return run(UnavailableRecorder(err))
-    with store:
-        return run(IndexRecorder(store, settings, {"client": client}))
+    return apply_recorded(edits, settings=settings, allow_write=allow_write, dry_run=dry_run,
+                          backup=backup, record=record, client=client)  # fmt: skip
 
 
 def import_history(
@@ -92,18 +246,11 @@ def import_history(
     """
     from datetime import timedelta
 
-    from symdiff.duration import parse_go_duration
-    from symdiff.errors import DurationError, InvalidArgs
+    from symdiff.duration import parse_duration_arg
     from symdiff.git.importer import import_history as run
 
     window = None
     if since is not None:
-        try:
-            ns = parse_go_duration(since)
-        except DurationError as err:
-            raise DurationError(f"since: {err.reason}") from err
-        if ns < 0:
-            raise InvalidArgs(f"since must not be negative, got {since!r}")
-        window = timedelta(microseconds=ns // 1000)
+        window = timedelta(microseconds=parse_duration_arg(since, name="since") // 1000)
     with open_store(settings) as store:
         return run(settings, store, since=window, max_commits=max_commits)

@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from symdiff.duration import parse_go_duration
+from symdiff.duration import parse_duration_arg
 from symdiff.errors import InvalidArgs
 from symdiff.workspace.layout import STATE_DIR, StateDir
 
@@ -36,9 +36,8 @@ def workspace_root(path: Path) -> Path:
     return path
 
 
-def _default_db(db: str | None, root: Path, *, nearest: bool = False) -> str:
-    return db or os.environ.get("SYMDIFF_DB") or default_db_url(
-        workspace_root(root) if nearest else root)
+def _default_db(db: str | None, root: Path) -> str:
+    return db or os.environ.get("SYMDIFF_DB") or default_db_url(root)
 
 
 def _split_env(name: str) -> tuple[str, ...]:
@@ -64,21 +63,21 @@ def _default_settle_ms(settle_ms: int | None) -> int:
 
 
 def _default_keep_us(keep: str | None) -> int:
-    """The retention window in microseconds: a positive Go duration (`--keep`, SYMDIFF_KEEP)."""
+    """The retention window in microseconds: a Go duration of at least 1h (`--keep`,
+    SYMDIFF_KEEP)."""
     source = "keep" if keep is not None else "SYMDIFF_KEEP"
     raw = keep if keep is not None else os.environ.get("SYMDIFF_KEEP") or DEFAULT_KEEP
-    try:
-        ns = parse_go_duration(raw)
-    except InvalidArgs as exc:
-        raise InvalidArgs(f"{source}: {exc.reason}; e.g. \"2160h\" for 90 days") from None
-    if ns < 3_600_000_000_000:
-        raise InvalidArgs(f"{source} must be at least 1h, got {raw!r}")
+    ns = parse_duration_arg(raw, name=source, hint='; e.g. "2160h" for 90 days', floor="1h")
     return ns // 1000
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything a symdiff operation needs to know about its workspace."""
+    """Everything a symdiff operation needs to know about its workspace.
+
+    `root` is the workspace's root, resolved once by `resolve`; its state folder (the index,
+    the daemon's lock, status and cookies) is `state_dir`.
+    """
 
     root: Path
     db_url: str
@@ -104,17 +103,24 @@ class Settings:
     ) -> Settings:
         """Build Settings; `None` means "ask the environment, then the default".
 
-        `nearest`: the default database is that of the nearest workspace at or above the root
-        (a reader asking from a subdirectory), not `<root>/.symdiff/index.db`. `keep`: the
-        retention window, a Go duration (default $SYMDIFF_KEEP, else 2160h).
+        `nearest`: the workspace is the nearest at or above `root` with a `.symdiff/` (a reader
+        asking from a subdirectory), else `root` itself. `keep`: the retention window, a Go
+        duration (default $SYMDIFF_KEEP, else 2160h).
         """
         r = _default_root(root)
+        if nearest:
+            r = workspace_root(r)
         return cls(
             root=r,
-            db_url=_default_db(db, r, nearest=nearest),
+            db_url=_default_db(db, r),
             host=_default_host(host),
             ignore=ignore + _split_env("SYMDIFF_IGNORE"),
             test_patterns=test_patterns + _split_env("SYMDIFF_TEST_PATTERNS"),
             settle_ms=_default_settle_ms(settle_ms),
             keep_us=_default_keep_us(keep),
         )
+
+    @property
+    def state_dir(self) -> Path:
+        """The workspace's `.symdiff/` folder."""
+        return self.root / STATE_DIR

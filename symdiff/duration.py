@@ -7,7 +7,9 @@ same nanoseconds or the same message as Go's own parser.
 
 from __future__ import annotations
 
-from symdiff.errors import DurationError
+import json
+
+from symdiff.errors import DurationError, InvalidArgs
 
 _UINT64 = (1 << 64) - 1
 _LIMIT = 1 << 63
@@ -153,3 +155,21 @@ def parse_go_duration(text: str | bytes) -> int:
     if d > _LIMIT - 1:
         raise _invalid(orig)
     return d
+
+
+def parse_duration_arg(text: str, *, name: str, hint: str = "", floor: str | None = None) -> int:
+    """Nanoseconds of the duration argument `name`: a Go duration, never negative (nor shorter
+    than `floor`, a duration, when given).
+
+    Raises DurationError (`name: <Go's reason><hint>`) for a string Go does not parse, and
+    InvalidArgs for a negative (or too short) one.
+    """
+    try:
+        ns = parse_go_duration(text)
+    except DurationError as err:
+        raise DurationError(f"{name}: {err.reason}{hint}") from err
+    if floor is not None and ns < parse_go_duration(floor):
+        raise InvalidArgs(f"{name} must be at least {floor}, got {json.dumps(text)}")
+    if ns < 0:
+        raise InvalidArgs(f"{name} must not be negative, got {json.dumps(text)}")
+    return ns

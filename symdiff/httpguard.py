@@ -31,6 +31,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from symdiff.errors import InvalidArgs
+
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
@@ -55,6 +57,17 @@ class HttpOptions:
         """The endpoint's URL as the bind address spells it."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}/mcp"
+
+
+def parse_address(text: str, *, example: str, any_port: bool = False) -> tuple[str, int]:
+    """`HOST:PORT` (IPv6 as `[::1]:PORT`) as a (host, port) pair; `any_port`: port 0 too (any
+    free port). `example` shows the form in the error."""
+    host, sep, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    lowest = 0 if any_port else 1
+    if not sep or not host or not port.isdigit() or not lowest <= int(port) < 65536:
+        raise InvalidArgs(f"--http wants HOST:PORT, e.g. {example}, got {text!r}")
+    return host, int(port)
 
 
 def is_loopback(host: str) -> bool:

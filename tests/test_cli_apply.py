@@ -192,3 +192,19 @@ def test_mcp_allow_grants_reading_and_allow_write_grants_writing(ws: Path, tmp_p
     assert not (readable / "new.txt").exists()
     assert (writable / "new.txt").read_text() == "x\n"
     assert (ws / ".git/config").read_text() == config
+
+
+def test_a_file_line_that_is_not_utf8_is_invalid_args_naming_the_line(ws: Path) -> None:
+    from click.testing import CliRunner
+
+    from symdiff.cli.main import cli
+
+    edit = (b"FILE: app.py\n<<<<<<< SEARCH\n        return 1\n=======\n        return 2\n"
+            b">>>>>>> REPLACE\nFILE: caf\xff.py\n<<<<<<< SEARCH\n=======\nnew\n>>>>>>> REPLACE\n")
+    db = f"sqlite:///{ws.parent / 'db' / 'index.db'}"
+    res = CliRunner().invoke(cli, ["apply", "--root", str(ws), "--db", db], input=edit)
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert res.stderr.startswith("symdiff: invalid_args: line 7: not UTF-8 text: byte 0xff ")
+    assert sorted(p.name for p in ws.iterdir()) == ["app.py"]  # nothing written
+    assert (ws / "app.py").read_text() == SOURCE

@@ -26,10 +26,10 @@ from conftest import stored
 from symdiff.cli.main import cli
 from symdiff.config import Settings
 from symdiff.errors import LockedError
+from symdiff.query.status import status
 from symdiff.record.daemon import Daemon
 from symdiff.store import Store
 from symdiff.workspace.lock import running, workspace_lock
-from symdiff.workspace.status import status
 from symdiff.workspace.sync import sync
 
 Rec = tuple[str, str, str | None]
@@ -530,7 +530,9 @@ def test_a_name_that_is_not_utf8_does_not_stop_recording(
         out = CliRunner().invoke(cli, ["status", str(root), "--db", db_url], env=env)
         assert out.exit_code == 0, out.output
         assert "warning" not in out.output and "2 changes recorded" in out.output
-    warned = Counter(r.getMessage() for r in caplog.records)
+    # symdiff's own warnings: watchdog may log a shutdown race of its inotify thread
+    # ("queue_events() called when the thread is inactive") that is not ours to count
+    warned = Counter(r.getMessage() for r in caplog.records if r.name.startswith("symdiff"))
     assert warned == Counter({f"skipping {n}: the name is not valid UTF-8": 1
                               for n in ("early\\xff.py", "bad\\xff.py", "dir\\xfe")})
 

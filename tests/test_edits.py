@@ -141,6 +141,11 @@ def test_json_form_and_auto_detection() -> None:
     ([{"file": "a", "blocks": [{"search": "", "replace": "", "x": 1}]}], "unknown keys: x"),
     ([{"path": "a", "blocks": []}], "unknown keys: path"),
     ("FILE: a\n", "has no `<<<<<<< SEARCH` block"),
+    (b"FILE: a\n<<<<<<< SEARCH\n=======\n>>>>>>> REPLACE\nFILE: \xc3(\n",
+     "line 5: not UTF-8 text: byte 0xc3 at column 7"),
+    ("x\nFILE: caf\udce9.py\n", "line 2: not Unicode text: a lone surrogate U+DCE9"),
+    ([{"file": "caf\udce9", "blocks": [{"search": "", "replace": ""}]}],
+     "edits[0].file must be Unicode text"),
 ])
 def test_json_parse_errors(given: object, words: str) -> None:
     with pytest.raises(InvalidArgs, match=None) as err:

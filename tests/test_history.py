@@ -297,7 +297,7 @@ def _imported(repo: Path) -> list[dict[str, object]]:
 def _started(p: subprocess.Popen[str], repo: Path) -> None:
     import time
 
-    from symdiff.workspace.status import status
+    from symdiff.query.status import status
 
     deadline = time.monotonic() + 60
     while not (info := status(Settings.resolve(str(repo)))).get("last_reconcile"):

@@ -93,3 +93,34 @@ def test_a_read_only_server_reads_history_but_cannot_restore(tmp_path: Path) -> 
         assert now.structured_content["source"].startswith("def parse(text, sep=None):")
 
     run_memory(check, root, read_only=True)
+
+
+def test_same_named_definitions_in_one_file_are_picked_by_selector(tmp_path: Path) -> None:
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    text = ("import sys\n\nif sys.version_info >= (3, 12):\n    def f():\n        return {a}\n"
+            "else:\n    def f():\n        return {b}\n")
+    for a, b in ((1, 1), (2, 1), (2, 3)):
+        (root / "m.py").write_text(text.format(a=a, b=b))
+        index(root)
+
+    async def check(session: ClientSession) -> None:
+        both = await call(session, "symbol_history", {"name": "f"})
+        assert both.structured_content is not None, text_of(both)
+        assert both.structured_content["status"] == "ambiguous"
+        selectors = [c["selector"] for c in both.structured_content["candidates"]]
+        assert selectors == ["m.py:f#1", "m.py:f#2"]
+        second = await call(session, "symbol_history", {"name": "m.py:f#2"})
+        assert second.structured_content is not None
+        [version] = second.structured_content["versions"]
+        source = await call(session, "symbol_source", {"name": "f:L5"})
+        assert source.structured_content is not None, text_of(source)
+        assert source.structured_content["source"] == "    def f():\n        return 2\n"
+        refused = await call(session, "symbol_source", {"name": "f"})
+        assert refused.is_error and "m.py:f#1" in text_of(refused)
+        undo = await call(session, "restore_symbol", {"name": "f", "version": version["version"],
+                                                      "dry_run": False})  # fmt: skip
+        assert undo.structured_content is not None, text_of(undo)
+        assert (root / "m.py").read_text() == text.format(a=2, b=3)  # its own text: no change
+
+    run_memory(check, root)

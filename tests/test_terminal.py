@@ -135,7 +135,7 @@ def test_the_table_shows_whole_names_and_renames_at_80_columns(project: Path,
     shown = pane.wait(lambda t: "1 test change hidden: --scope all shows them" in t)
     lines = shown.splitlines()
     assert "…" not in shown
-    row = next(i for i, line in enumerate(lines) if "symdiff/record/progress.py" in line)
+    row = next(i for i, line in enumerate(lines) if "symdiff/progress.py" in line)
     assert "modify" in lines[row] and "progress_bar signature_changed" in lines[row]
     assert "+2 -2  scan" in lines[row + 1]
     # The rename, old → new, wraps at the arrow but cuts neither name.
@@ -146,7 +146,7 @@ def test_the_table_shows_whole_names_and_renames_at_80_columns(project: Path,
     pane.type(f"{SYMDIFF} changes --scope all --patch | cat")
     shown = pane.wait(lambda t: "+    def render_for_humans(self):" in t)
     assert "tests/test_progress.py" in shown
-    assert "diff --git a/symdiff/record/progress.py b/" in shown
+    assert "diff --git a/symdiff/progress.py b/" in shown
 
 
 def test_the_table_off_a_terminal_is_as_wide_as_its_content(project: Path) -> None:
@@ -173,13 +173,16 @@ def test_watch_prints_a_line_per_change_in_a_terminal(project: Path,
     pane.wait(lambda t: "watching " in t)
     save(project / "symdiff" / "progress.py", NEW)
     shown = pane.wait(lambda t: "(watch)" in t)
-    [line] = [ln for ln in shown.splitlines() if " modify symdiff/record/progress.py " in ln]
+    # Wider than 80 columns: continued on an indented line, no name cut.
+    lines = shown.splitlines()
+    row = next(i for i, ln in enumerate(lines) if " modify symdiff/progress.py " in ln)
     assert re.fullmatch(r"\d\d:\d\d:\d\d modify symdiff/progress\.py  \+2 -2  progress_bar "
-                        r"signature_changed, SymdiffError\.render → "
-                        r"SymdiffError\.render_for_humans renamed  \(watch\)", line), line
+                        r"signature_changed,", lines[row]), lines[row]
+    assert lines[row + 1] == (
+        "         SymdiffError.render → SymdiffError.render_for_humans renamed  (watch)")
     git(project, "stash")  # a git operation: its origin says so
     shown = pane.wait(lambda t: "(git stash)" in t)
-    assert re.search(r"modify symdiff/progress\.py .*\(git stash\)", shown)
+    assert re.search(r"modify symdiff/progress\.py [^(]*\n +\(git stash\)", shown)  # whole
     save(project / "tests" / "new_test.py", "def test_x():\n    pass\n")
     pane.wait(lambda t: "add    tests/new_test.py  +2 -0  test_x added  (watch)" in t)
     pane.keys("C-c")
@@ -199,7 +202,7 @@ def test_watch_quiet_prints_nothing_per_change(project: Path,
         time.sleep(0.1)
     save(project / "symdiff" / "progress.py", NEW)
     recorded = json.loads(symdiff(project, "changes", "--json").stdout)  # waits for the daemon
-    assert "symdiff/record/progress.py" in {r["path"] for r in recorded}
+    assert "symdiff/progress.py" in {r["path"] for r in recorded}
     assert "progress.py" not in pane.text()
     pane.keys("C-c")
     pane.wait(lambda t: _prompt(t))
@@ -217,12 +220,59 @@ def test_watch_piped_prints_plain_lines_as_they_happen(project: Path) -> None:
         save(project / "symdiff" / "progress.py", NEW)
         assert p.stdout is not None
         line = p.stdout.readline()  # flushed at once, though stdout is a pipe
-        while " modify symdiff/record/progress.py " not in line:  # (a save split by a busy machine)
+        while " modify symdiff/progress.py " not in line:  # (a save split by a busy machine)
             line = p.stdout.readline()
     finally:
         p.send_signal(2)
         _, err = p.communicate(timeout=30)
     assert "\x1b" not in line
     assert line.endswith("SymdiffError.render → SymdiffError.render_for_humans renamed  (watch)\n")
-    assert " modify symdiff/record/progress.py  +2 -2  progress_bar signature_changed, " in line
+    assert " modify symdiff/progress.py  +2 -2  progress_bar signature_changed, " in line
     assert p.returncode == 0, err
+
+
+LONG = "symdiff/porting/progress_reporting_helpers_for_legacy.py"
+
+
+def test_long_names_at_80_columns_break_only_between_their_parts(
+        repo: Path, pane_at: Callable[[Path], Pane]) -> None:  # fmt: skip
+    (repo / "symdiff" / "porting").mkdir(parents=True)
+    body = ("class ProgressReportingHelpers:\n"
+            "    def render_the_progress_report_for_a_terminal_that_is_narrow(self):\n")
+    (repo / LONG).write_text(body + "        return 1\n\n\ndef porting_helpers():\n    pass\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "start")
+    pane = pane_at(repo)
+    pane.type(f"{SYMDIFF} watch")
+    pane.wait(lambda t: "watching " in t)
+    save(repo / LONG, body + "        return 2\n\n\ndef porting_helpers():\n    return 0\n")
+    shown = pane.wait(lambda t: "(watch)" in t)
+    lines = shown.splitlines()
+    row = next(i for i, ln in enumerate(lines) if f" modify {LONG} " in ln)
+    assert lines[row].endswith(f"{LONG}  +2 -2")
+    end = next(i for i in range(row, len(lines)) if lines[i].endswith("(watch)"))
+    rest = [line.removeprefix(" " * 9) for line in lines[row + 1 : end + 1]]
+    assert all(len(line) <= 80 and line.startswith(" " * 9) for line in lines[row + 1 : end])
+    method = "ProgressReportingHelpers.render_the_progress_report_for_a_terminal_that_is_narrow"
+    assert len(method) > 71 and rest[0].startswith("ProgressReportingHelpers.")  # its own line
+    assert "".join(rest[:2]).startswith(method + " modified,")
+    assert rest[0][-1] in "/._"  # the one name wider than a line, broken between its parts
+    assert rest[-1].endswith("porting_helpers modified  (watch)")
+    pane.keys("C-c")
+    pane.wait(lambda t: "flushing and stopping" in t and _prompt(t))
+    pane.type("clear")
+    pane.type(f"{SYMDIFF} changes")
+    shown = pane.wait(lambda t: "porting_helpers modified" in t and _prompt(t))
+    lines = shown.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.lstrip().startswith("when"))
+    table = lines[head : next(i for i, ln in enumerate(lines) if ln.startswith("symdiff: "))]
+    assert "…" not in shown and all(len(line) <= 80 for line in table), shown
+    left, right = table[0].index("path"), table[0].index("symbols")
+    first = table[2 : next(i for i in range(3, len(table)) if table[i][:left].strip())]
+    cells = [(ln[left:right].rstrip(), ln[right:].rstrip()) for ln in first]
+    paths = [p for p, _ in cells if p][:-1]  # then `+2 -2  watch`
+    symbols = [s for _, s in cells if s]
+    assert "".join(paths) == LONG and all(p.endswith(("/", ".", "_")) for p in paths[:-1])
+    assert "".join(symbols[:-1]) == method + " modified"
+    assert all(s.endswith(("/", ".", "_")) for s in symbols[:-2]), symbols
+    assert symbols[-1] == "porting_helpers modified"  # it fits: never cut

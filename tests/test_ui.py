@@ -25,7 +25,7 @@ from mcp.client.session import ClientSession
 from mcp_servers import call, env, run_stdio, text_of
 
 from symdiff.config import Settings
-from symdiff.ui.feed import Follower, View
+from symdiff.query.follow import Follower, View
 
 UI = (sys.executable, "-m", "symdiff", "ui")
 CHROMIUM = shutil.which("chromium")
@@ -366,7 +366,7 @@ def test_the_reads_on_postgresql(tmp_path: Path, pg_url: str) -> None:
         index(settings, show_progress=False)
     records = follower.step().records
     assert [r["symbols"][0]["change_type"] for r in records] == ["signature_changed", "modified"]
-    from symdiff.ui.feed import change_view, symbol_view
+    from symdiff.api import change_view, symbol_view
 
     first = change_view(settings, version=records[0]["version"], path="mod.py",
                         timestamp=records[0]["timestamp"])  # fmt: skip

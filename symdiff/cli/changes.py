@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from symdiff.cli.main import _log_as_notes, db_option, fail
+from symdiff.cli.common import db_option, fail, log_as_notes
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
 
 if TYPE_CHECKING:
-    from symdiff.query.answer import Answer
-    from symdiff.record.indexer import Report
+    from symdiff.api import Answer
 
 
 @click.command("changes")
@@ -68,11 +67,10 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     """
     import json
 
+    from symdiff.api import DiffQuery, diff
     from symdiff.cli.display import changes_notes, window_of
-    from symdiff.query.answer import DiffQuery, diff
-    from symdiff.query.args import parse
 
-    _log_as_notes()
+    log_as_notes()
     settings = Settings.resolve(root, db=db, nearest=True)
     if against is not None:
         _changes_against(settings, against, scope=scope, limit=limit, paths=paths,
@@ -82,9 +80,8 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
                       workspace=workspace, origin=list(origins) or None,
                       path=list(paths) or None, cursor=cursor, reader=reader)  # fmt: skip
     try:
-        parse(query)  # bad arguments stop before a refresh writes anything
-        refreshed = _refresh(settings) if refresh else None
-        result = diff(settings, query, explain=True, git_patches=patch and not as_json)
+        result = diff(settings, query, refresh_first=refresh, show_progress=True, explain=True,
+                      git_patches=patch and not as_json)  # fmt: skip
     except SymdiffError as err:
         fail(err)
     records = result.records
@@ -94,33 +91,13 @@ def changes_cmd(root: str | None, db: str | None, since: str, limit: str, scope:
     elif as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
     else:
-        _print_changes(result, scope=scope, since=window_of(since), after=cursor or reader)
-    for note in changes_notes(result, root=settings.root, scope=scope, limit=limit,
-                              refreshed=refreshed, own=workspace is None,
-                              since=None if cursor else since):  # fmt: skip
+        _print_changes(result, scope=scope, since=window_of(result, since),
+                       after=cursor or reader)  # fmt: skip
+    for note in changes_notes(result):
         click.echo(f"symdiff: {note}", err=True)
     if result.more and not envelope:
         click.echo(f"symdiff: more records match; continue with --cursor {result.cursor}",
                    err=True)  # fmt: skip
-
-
-def _refresh(settings: Settings) -> Report | None:
-    """One reconcile pass over the caller's workspace, unless a daemon watches it (the query
-    then waits for the daemon's own)."""
-    import dataclasses
-
-    from symdiff.config import workspace_root
-    from symdiff.workspace.lock import running
-
-    root = workspace_root(settings.root)
-    if running(root) is not None:
-        return None
-    from symdiff.api import index
-    from symdiff.record.indexer import check_root
-
-    target = dataclasses.replace(settings, root=root)
-    check_root(target)
-    return index(target, show_progress=True)
 
 
 def _changes_against(settings: Settings, against: str, *, scope: str, limit: str,
@@ -129,8 +106,8 @@ def _changes_against(settings: Settings, against: str, *, scope: str, limit: str
     """`changes --against REF`: the work tree compared with a revision (query/against.py)."""
     import json
 
+    from symdiff.api import DiffQuery, diff
     from symdiff.cli.display import changes_table, console, show
-    from symdiff.query.answer import DiffQuery, diff
 
     query = DiffQuery(limit=limit, scope=scope, include_patch=patch, origin=list(origins) or None,
                       path=list(paths) or None, against=against)  # fmt: skip

@@ -1,4 +1,5 @@
-"""`symdiff db gc`: one collection of the retention window (symdiff.record.retention), printed."""
+"""`symdiff db`: database maintenance, `upgrade` (the schema) and `gc` (one collection of the
+retention window, symdiff.record.retention), printed."""
 
 from __future__ import annotations
 
@@ -7,16 +8,37 @@ from datetime import UTC, datetime
 
 import click
 
-from symdiff.cli.main import db_option, fail, keep_option
+from symdiff.cli.common import db_option, fail, keep_option
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
+
+
+@click.group("db")
+def db_group() -> None:
+    """Database maintenance."""
+
+
+@db_group.command("upgrade")
+@click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
+              help="Workspace root whose default database to upgrade (default: .).")
+@db_option
+def db_upgrade_cmd(root: str | None, db: str | None) -> None:
+    """Create or upgrade the database schema to the newest migration."""
+    from symdiff.api import upgrade_database
+
+    settings = Settings.resolve(root, db=db)
+    try:
+        revision = upgrade_database(settings)
+    except SymdiffError as err:
+        fail(err)
+    click.echo(f"database at revision {revision}")
 
 
 def _mb(n: int | None) -> str:
     return "?" if n is None else f"{n / 1e6:.1f} MB"
 
 
-@click.command("gc")
+@db_group.command("gc")
 @click.option("--root", "root", default=None, type=click.Path(file_okay=False, exists=True),
               help="Workspace root whose default database to collect (default: .).")
 @db_option
@@ -29,7 +51,7 @@ def gc_cmd(root: str | None, db: str | None, keep: str | None, as_json: bool) ->
     SQLite the freed room goes back to the file system; a database made before symdiff did
     that is switched once by one VACUUM (writers wait while it copies the file).
     """
-    from symdiff.record.retention import collect
+    from symdiff.api import collect
 
     try:
         settings = Settings.resolve(root, db=db, keep=keep)

@@ -1,29 +1,29 @@
 """What the command line shows a person: the changes table, `watch`'s line per change, the
-status text. Records and plain data in, rich `Text` or lines out; the commands in `cli/`
-decide what to show and where.
+status text, the notes of an answer. Records and plain data in, rich `Text` or lines out;
+the commands in `cli/` decide what to show and where.
 
-Names are never cut: a table cell wraps (at spaces, and inside a name only when the name alone
-is wider than the column), and off a terminal the table is as wide as its content. Times are
-the local time of the machine, the zone named in the table's header.
+Names are never cut inside a word: a table cell and `watch`'s line wrap at spaces, and a name
+wider than what is left of the line goes to a line of its own; only a name wider than the
+whole column is broken, after a `/`, `.` or `_` (`Wrapped`). Off a terminal the table is as
+wide as its content and a watch line is one line. Times are the local time of the machine,
+the zone named in the table's header.
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from symdiff.config import workspace_root
-
 if TYPE_CHECKING:  # rich loads when a table or a line is drawn, not for --json's notes
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
-    from symdiff.query.answer import Answer
-    from symdiff.record.indexer import Report
+    from symdiff.api import Answer, Note, Stale
     from symdiff.records import ChangeRecord, SymbolRecord
 
 # Off a terminal, rich would wrap at 80 columns; as wide as the content instead.
@@ -31,6 +31,82 @@ _PIPE_WIDTH = 10_000
 CHANGE_STYLES = {"add": "green", "delete": "red", "modify": "yellow", "rename": "cyan"}
 SYMBOL_STYLES = {"added": "green", "removed": "red", "modified": "yellow",
                  "signature_changed": "magenta", "renamed": "cyan"}  # fmt: skip
+
+
+# A word (a name, or a parenthesised `(git stash)`, up to the spaces after it), and the pieces a
+# word wider than a whole line is broken into: each up to and including a `/`, `.` or `_`.
+_WORD = re.compile(r"\([^()]*\) *|[^ ]+ *| +")
+_PIECE = re.compile(r"[^/._]*[/._]|[^/._]+")
+
+
+def _cuts(line: str, width: int, indent: int) -> Iterator[int]:
+    """Where to break `line` so that each part fits `width` cells: between words, a word that
+    does not fit beginning the next line; a word wider than a whole line on lines of its own,
+    broken after a `/`, `.` or `_` (inside a piece, every `width` cells, only when the piece
+    alone is wider). Lines after the first are `indent` cells narrower."""
+    from rich.cells import cell_len
+
+    start, room, full = 0, max(width, 1), max(width - indent, 1)
+
+    def fits(end: int) -> bool:
+        return cell_len(line[start:end].rstrip()) <= room
+
+    for word in _WORD.finditer(line):
+        if fits(word.end()):
+            continue
+        if word.start() > start:
+            yield word.start()
+            start, room = word.start(), full
+        if fits(word.end()):
+            continue
+        for piece in _PIECE.finditer(line, word.start(), word.end()):
+            if fits(piece.end()):
+                continue
+            if piece.start() > start:
+                yield piece.start()
+                start, room = piece.start(), full
+            while not fits(piece.end()):  # one piece wider than a line: folded
+                end = start + 1
+                while end < piece.end() and cell_len(line[start : end + 1]) <= room:
+                    end += 1
+                yield end
+                start, room = end, full
+
+
+class Wrapped:
+    """Text that wraps between the parts of names, never inside one (`_cuts`): a cell of the
+    changes table, or a `watch` line whose continuation lines are indented by `indent`."""
+
+    def __init__(self, text: Text, *, indent: int = 0) -> None:
+        self.text = text
+        self.indent = indent
+
+    def lines(self, width: int) -> Text:
+        """The text broken to `width` cells, each continuation line indented."""
+        from rich.text import Text
+
+        out: list[Text] = []
+        for line in self.text.split("\n", allow_blank=True):
+            for k, part in enumerate(line.divide(_cuts(line.plain, width, self.indent))):
+                part.rstrip()
+                out.append(Text(" " * self.indent) + part if k else part)
+        wrapped = Text("\n").join(out)
+        wrapped.no_wrap = True
+        return wrapped
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        yield self.lines(options.max_width)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        """As wide as its widest line; no narrower than its widest piece, kept whole."""
+        from rich.cells import cell_len
+        from rich.measure import Measurement
+
+        lines = self.text.plain.split("\n")
+        widest = max(cell_len(line) for line in lines)
+        piece = max((cell_len(p[0].rstrip()) for line in lines for w in _WORD.finditer(line)
+                     for p in _PIECE.finditer(line, w.start(), w.end())), default=0)  # fmt: skip
+        return Measurement(min(piece, options.max_width), min(widest, options.max_width))
 
 
 def console() -> Console:
@@ -119,8 +195,8 @@ def changes_table(records: Sequence[ChangeRecord]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column(f"when ({zone})" if zone else "when", no_wrap=True)
     table.add_column("change", no_wrap=True)
-    table.add_column("path", overflow="fold")
-    table.add_column("symbols", overflow="fold")
+    table.add_column("path")
+    table.add_column("symbols")
     for r in records:
         kind = str(r["change_type"])
         path = Text(_path(r))
@@ -132,12 +208,14 @@ def changes_table(records: Sequence[ChangeRecord]) -> Table:
             names.append(("\n" if i else "") + name)
             names.append(f" {change}", style=SYMBOL_STYLES.get(change, "dim"))
         table.add_row(Text(short_when(str(r["timestamp"]))),
-                      Text(kind, style=CHANGE_STYLES.get(kind, "")), path, names)
+                      Text(kind, style=CHANGE_STYLES.get(kind, "")), Wrapped(path),
+                      Wrapped(names))  # fmt: skip
     return table
 
 
-def watch_line(record: ChangeRecord) -> Text:
-    """One recorded change on one line: time, change, path, +/-, symbols, who."""
+def watch_line(record: ChangeRecord) -> Wrapped:
+    """One recorded change on one line: time, change, path, +/-, symbols, who (on a terminal
+    narrower than that, continued on indented lines, names whole)."""
     from rich.text import Text
 
     line = Text()
@@ -151,7 +229,7 @@ def watch_line(record: ChangeRecord) -> Text:
         line.append(name)
         line.append(f" {change}", style=SYMBOL_STYLES.get(change, "dim"))
     line.append(f"  ({origin_label(record)})", style="dim")
-    return line
+    return Wrapped(line, indent=9)  # under the change, after the time
 
 
 def _maybe_when(value: object) -> str:
@@ -244,62 +322,64 @@ def patch_text(text: str) -> Text:
     return out
 
 
-def _start_pass(root: Path) -> str | None:
+def changes_notes(answer: Answer) -> list[str]:
+    """What `symdiff changes` says on stderr beside its answer (its notes, worded), so that
+    nothing surprises."""
+    return [note_text(note) for note in answer.notes]
+
+
+def note_text(note: Note) -> str:
+    """One note of an answer as `symdiff changes` words it."""
+    from symdiff.api import (
+        STALE_WARNING,
+        BaselineTaken,
+        Hidden,
+        LimitReplaced,
+        NothingIndexed,
+        SinceCut,
+        Stale,
+        Unwatched,
+    )
+
+    if isinstance(note, LimitReplaced):
+        return (f"--limit is a whole number from 1 to {note.maximum}, got {note.given!r}: "
+                f"showing at most {note.used}; page on with --cursor")
+    if isinstance(note, SinceCut):
+        return (f"--since {note.given} is longer than {note.longest}, the longest window: "
+                f"showing the last {note.longest} (`symdiff log SYMBOL` follows a symbol "
+                "through older records)")
+    if isinstance(note, Stale):
+        return f"warning: {_start_pass(note) or STALE_WARNING}"
+    if isinstance(note, NothingIndexed):
+        return (f"nothing indexed under {note.root}: run `symdiff watch` or `symdiff index` "
+                "there first")
+    if isinstance(note, BaselineTaken):
+        files = "file" if note.scanned == 1 else "files"
+        return (f"took the baseline of {note.scanned} {files} under {note.root}: what changes "
+                "from now on shows once recorded (`symdiff watch`, or --refresh)")
+    if isinstance(note, Unwatched):
+        shown = (f"this is what was recorded up to {when(note.until)}" if note.until
+                 else "changes since it was last indexed are not shown")
+        return (f"no daemon watches {note.root}: {shown}; run `symdiff watch` to keep it "
+                "current, or add --refresh")
+    assert isinstance(note, Hidden)
+    noun = "change" if note.count == 1 else "changes"
+    return f"{note.count} {note.scope} {noun} hidden: --scope all shows them"
+
+
+def _start_pass(note: Stale) -> str | None:
     """Why a daemon does not answer yet, when it is still making its start pass."""
-    from symdiff.workspace.layout import read_status
-
-    progress = read_status(root).progress
-    if not isinstance(progress, dict):
+    started = note.start_pass
+    if started is None:
         return None
-    what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"
-    done, total = progress.get("done"), progress.get("total")
-    count = f"{done}/{total} files read" if total else "walking the tree"
-    return (f"the daemon watching {root} is still making its {what} ({count}); the answer "
-            "may miss changes until it is done (`symdiff status` shows its progress)")
+    what = "baseline" if started.name == "baseline" else "start reconcile"
+    count = f"{started.done}/{started.total} files read" if started.total else "walking the tree"
+    return (f"the daemon watching {note.root} is still making its {what} ({count}); the "
+            "answer may miss changes until it is done (`symdiff status` shows its progress)")
 
 
-def window_of(since: str) -> str:
+def window_of(answer: Answer, since: str) -> str:
     """The window a valid --since stands for, as a person reads it: 720h for anything longer."""
-    from symdiff.query.args import beyond_max_since
+    from symdiff.api import SinceCut
 
-    return "720h" if beyond_max_since(since) else since
-
-
-def changes_notes(answer: Answer, *, root: Path, scope: str, limit: str,
-                  refreshed: Report | None, own: bool,
-                  since: str | None = None) -> list[str]:  # fmt: skip
-    """What `symdiff changes` says on stderr beside its answer, so that nothing surprises.
-
-    Args:
-        limit: the --limit as given. own: the answer is about the caller's own workspace.
-        since: the --since as given, when it bounds the answer (no --cursor).
-    """
-    from symdiff.query.answer import STALE_WARNING
-    from symdiff.query.args import MAX_LIMIT, beyond_max_since, normalize_limit
-
-    notes = []
-    if not (limit.isdecimal() and normalize_limit(limit) == int(limit)):
-        notes.append(f"--limit is a whole number from 1 to {MAX_LIMIT}, got {limit!r}: "
-                     f"showing at most {normalize_limit(limit)}; page on with --cursor")
-    if since is not None and beyond_max_since(since):
-        notes.append(f"--since {since} is longer than 720h, the longest window: showing the "
-                     "last 720h (`symdiff log SYMBOL` follows a symbol through older records)")
-    if answer.stale:
-        notes.append(f"warning: {_start_pass(workspace_root(root)) or STALE_WARNING}")
-    if own and not answer.indexed:
-        notes.append(f"nothing indexed under {root}: run `symdiff watch` or `symdiff index` "
-                     "there first")
-    elif refreshed is not None and refreshed.baseline:
-        files = "file" if refreshed.scanned == 1 else "files"
-        notes.append(f"took the baseline of {refreshed.scanned} {files} under {root}: what "
-                     "changes from now on shows once recorded (`symdiff watch`, or --refresh)")
-    elif own and refreshed is None and not answer.watched:
-        shown = (f"this is what was recorded up to {when(answer.recorded_until)}"
-                 if answer.recorded_until else "changes since it was last indexed are not shown")
-        notes.append(f"no daemon watches {workspace_root(root)}: {shown}; run `symdiff watch` "
-                     "to keep it current, or add --refresh")
-    if answer.hidden and scope in ("impl", "test"):
-        other = "test" if scope == "impl" else "impl"
-        noun = "change" if answer.hidden == 1 else "changes"
-        notes.append(f"{answer.hidden} {other} {noun} hidden: --scope all shows them")
-    return notes
+    return next((n.longest for n in answer.notes if isinstance(n, SinceCut)), since)

@@ -1,4 +1,4 @@
-"""The symbol history commands: `log`, `show`, `restore` (registered on the `cli` group)."""
+"""The symbol history commands: `log`, `show`, `restore`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from symdiff.cli.main import db_option, fail
+from symdiff.cli.common import db_option, fail, print_apply
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
 
@@ -38,11 +38,13 @@ def log_cmd(symbol: str, root: str | None, db: str | None, path: str | None,
     """Every recorded version of the definition SYMBOL (a qualified name: Session.refresh),
     newest first, each with its own diff, numbered as in the file.
 
-    Follows the definition across symbol and file renames. A name in several places lists
-    them (pick one with --path); an unknown name lists the closest recorded names. Exits 1
-    when no single definition is found.
+    SYMBOL may say which definition: [PATH:]NAME[#N|:LINE][@VERSION], e.g. pkg/io.py:load,
+    load#2 (the second `def load` in its file), load:L120 (the one holding line 120 now),
+    load@4711 (the one version 4711 changed). Follows the definition across symbol and file
+    renames. A name in several places lists the selectors that name each one; an unknown
+    name lists the closest recorded names. Exits 1 when no single definition is found.
     """
-    from symdiff.symbols.history import symbol_history
+    from symdiff.api import symbol_history
 
     settings = Settings.resolve(root, db=db, nearest=True)
     try:
@@ -65,10 +67,12 @@ def _print_log(answer: dict[str, Any]) -> None:
         return
     if answer["status"] == "ambiguous":
         click.echo(f"symdiff: {answer['name']} names {len(answer['candidates'])} definitions; "
-                   "pick one with --path:", err=True)
+                   "name one of them:", err=True)
+        width = max(len(c["selector"]) for c in answer["candidates"])
         for c in answer["candidates"]:
-            click.echo(f"  {c['path']}  {c['kind']} {c['name']} (lines {c['start_line']}-"
-                       f"{c['end_line']}, {c['versions']} versions)", err=True)
+            click.echo(f"  {c['selector']:<{width}}  {c['kind']}, {c['versions']} version(s), "
+                       f"lines {c['start_line']}-{c['end_line']} at version "
+                       f"{c['newest_version']}", err=True)
         return
     for v in answer["versions"]:
         renamed = f" (renamed from {v['renamed_from']})" if "renamed_from" in v else ""
@@ -85,7 +89,7 @@ def _print_log(answer: dict[str, Any]) -> None:
 
 
 @click.command("show")
-@click.argument("symbol", metavar="SYMBOL[@VERSION]")
+@click.argument("symbol", metavar="[PATH:]SYMBOL[#N|:LINE][@VERSION]")
 @root_option
 @db_option
 @path_option
@@ -93,8 +97,10 @@ def _print_log(answer: dict[str, Any]) -> None:
 def show_cmd(symbol: str, root: str | None, db: str | None, path: str | None,
              as_json: bool) -> None:
     """Print the source of the definition SYMBOL as it is now, or at VERSION (a version id
-    from `symdiff log`)."""
-    from symdiff.symbols.history import symbol_source
+    from `symdiff log`, which also tells same-named definitions apart). PATH:, #N (the Nth
+    definition of the name in its file) and :LINE (the one holding that line now) pick one
+    of several, as in `symdiff log`."""
+    from symdiff.api import symbol_source
 
     settings = Settings.resolve(root, db=db, nearest=True)
     try:
@@ -119,14 +125,14 @@ def show_cmd(symbol: str, root: str | None, db: str | None, path: str | None,
 def restore_cmd(symbol: str, to: int, root: str | None, db: str | None, path: str | None,
                 dry_run: bool, as_json: bool) -> None:
     """Put the definition SYMBOL back as it was at VERSION, leaving every other line of its
-    file as it is now.
+    file as it is now. SYMBOL is picked as in `symdiff log` ([PATH:]NAME[#N|:LINE]); VERSION
+    alone tells same-named definitions apart.
 
     The restore is a search/replace edit: validated, written atomically and recorded in the
     index (origin `edit`) as `symdiff apply` does. A definition no longer in the file goes
     back beside a former neighbour.
     """
-    from symdiff.cli.main import _print_apply
-    from symdiff.symbols.restore import restore_symbol
+    from symdiff.api import restore_symbol
 
     settings = Settings.resolve(root, db=db, nearest=True)
     try:
@@ -139,4 +145,4 @@ def restore_cmd(symbol: str, to: int, root: str | None, db: str | None, path: st
     restored = result["restored"]
     assert isinstance(restored, dict)
     click.echo(f"{restored['name']} in {restored['path']} as at version {restored['version']}")
-    _print_apply(result)
+    print_apply(result)

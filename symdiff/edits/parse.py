@@ -64,10 +64,42 @@ class FileEdit:
     where: str
 
 
+def decode_edits(data: bytes) -> str:
+    """The edits message as text; InvalidArgs naming the line and column of the first byte
+    that is not UTF-8 (a file name or search text in another encoding cannot be matched)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        lineno = data.count(b"\n", 0, exc.start) + 1
+        column = len(data[line_start:exc.start].decode("utf-8", "replace")) + 1
+        shown = data[line_start:line_start + 60].split(b"\n")[0]
+        raise InvalidArgs(
+            f"line {lineno}: not UTF-8 text: byte 0x{data[exc.start]:02x} at column {column} "
+            f"of {str(shown)[1:]}; edits must be UTF-8"
+        ) from None
+
+
+def _check_unicode(text: str) -> None:
+    """InvalidArgs naming the line of the first lone surrogate: a str that no UTF-8 can hold
+    (a Python caller's `surrogateescape` text), refused as the bytes it stands for would be."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        lineno = text.count("\n", 0, exc.start) + 1
+        raise InvalidArgs(
+            f"line {lineno}: not Unicode text: a lone surrogate U+{ord(text[exc.start]):04X}, "
+            "which no UTF-8 text can hold; edits must be UTF-8"
+        ) from None
+
+
 def parse_edits(edits: object) -> list[FileEdit]:
-    """Parse either form: a string (text form, or JSON when it starts with `[` or `{`) or
-    already-decoded JSON (a list of `{file, blocks}` objects, or one such object)."""
+    """Parse either form: bytes or a string (text form, or JSON when it starts with `[` or
+    `{`) or already-decoded JSON (a list of `{file, blocks}` objects, or one such object)."""
+    if isinstance(edits, bytes):
+        edits = decode_edits(edits)
     if isinstance(edits, str):
+        _check_unicode(edits)
         stripped = edits.lstrip("\ufeff \t\r\n")
         if stripped.startswith(("[", "{")):
             try:
@@ -172,6 +204,11 @@ def _text_field(obj: Mapping[str, object], key: str, where: str) -> str:
     value = obj.get(key)
     if not isinstance(value, str):
         raise InvalidArgs(f"{where}.{key} must be a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgs(f"{where}.{key} must be Unicode text: it holds a lone surrogate, "
+                          "which no UTF-8 text can hold") from None
     return value
 
 

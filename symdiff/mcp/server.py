@@ -11,9 +11,9 @@ with strict types (no "yes" for true, no "3" for 3), its validation error rewrit
 `_Server.call_tool`. A request whose JSON text is not Unicode (a lone surrogate) is answered at
 the transport, on stdio by `_Server.run_stdio_async` (see `symdiff.mcp.wire`).
 
-One module for the three tools' declarations (each with its argument descriptions, the schema
-an agent reads) and the error rewriting they share; their schemas are in mcp/schema.py and the
-symbol tools in mcp/symbols.py.
+The three tools' declarations (each with its argument descriptions, the schema an agent reads)
+and the argument-error rewriting; their schemas are in mcp/schema.py, the replies every tool gives
+in mcp/replies.py, and the symbol tools in mcp/symbols.py.
 """
 
 from __future__ import annotations
@@ -31,8 +31,20 @@ from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, StrictBool, StrictInt, ValidationError, WithJsonSchema
 
+from symdiff.api import (
+    STALE_WARNING,
+    Answer,
+    DiffQuery,
+    Note,
+    NothingIndexed,
+    SinceCut,
+    Unwatched,
+    is_own,
+)
+from symdiff.api import diff as run_diff
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
+from symdiff.mcp.replies import client_info, failure, success
 from symdiff.mcp.schema import (
     AgainstArg,
     ApplyEditsOutput,
@@ -48,10 +60,6 @@ from symdiff.mcp.schema import (
     TextDiffOutput,
 )
 from symdiff.mcp.wire import StdioReader
-from symdiff.query.answer import STALE_WARNING, Answer, DiffQuery
-from symdiff.query.answer import diff as run_diff
-from symdiff.query.args import beyond_max_since
-from symdiff.record.heap import settle_heap
 
 if TYPE_CHECKING:
     from symdiff.httpguard import HttpOptions
@@ -68,33 +76,11 @@ INSTRUCTIONS = (
 )
 
 
-def _client(ctx: Context | None) -> dict[str, object]:
-    """The MCP client's name and version, from its `initialize` handshake."""
-    params = None if ctx is None else ctx.request_context.session.client_params
-    info = None if params is None else params.client_info
-    if info is None:
-        return {"name": "unknown", "version": None}
-    return {"name": info.name, "version": info.version}
-
-
 def _version() -> str:
     try:
         return version("symdiff")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0"
-
-
-def _failure(err: SymdiffError) -> CallToolResult:
-    """A tool error whose text is `code: reason`."""
-    return CallToolResult(content=[TextContent(type="text", text=err.render())], is_error=True)
-
-
-def _success(structured: dict[str, Any], text: object) -> CallToolResult:
-    """A result carrying structured content and its JSON text."""
-    body = json.dumps(text, ensure_ascii=False, indent=2)
-    return CallToolResult(
-        content=[TextContent(type="text", text=body)], structured_content=structured
-    )
 
 
 def _under(root: Path, path: str | None, name: str) -> str | None:
@@ -104,20 +90,6 @@ def _under(root: Path, path: str | None, name: str) -> str | None:
     if "\0" in path:  # no file name holds one; the OS calls would raise ValueError
         raise InvalidArgs(f"{name} must be a path without NUL bytes, got {_shown(path)}")
     return str(root / path)  # an absolute `path` stays itself: `/` joins replace the root
-
-
-def _other_workspace(workspace: object, root: Path) -> InvalidArgs | None:
-    """The refusal of a `workspace` argument naming anything but this server's own root."""
-    if workspace is None:
-        return None
-    if isinstance(workspace, str) and workspace and "\0" not in workspace:
-        try:
-            if Path(workspace).expanduser().resolve() == root.resolve():
-                return None
-        except (OSError, RuntimeError):  # RuntimeError: no home directory for `~user`
-            pass
-    return InvalidArgs(f"this server answers only for {root}; start it with --all-workspaces "
-                       "to query others")
 
 
 _EXPECTED = {
@@ -161,7 +133,7 @@ class _Server(MCPServer[Any]):
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__,
                                                                       ValidationError):
                 raise
-            return _failure(_argument_error(exc.__cause__))
+            return failure(_argument_error(exc.__cause__))
 
     async def run_stdio_async(self) -> None:
         async with stdio_server() as (read, write):
@@ -170,24 +142,40 @@ class _Server(MCPServer[Any]):
                                lowlevel.create_initialization_options())
 
 
-def diff_notes(found: Answer, *, root: Path, own: bool, since: object = None) -> list[str]:
-    """What the `diff` tool says beside its records so that an empty or short answer is read
-    right: a `since` cut to 720h, nothing indexed, no daemon (the records stop at a time).
-    `since`: the argument (already valid) when no cursor was given."""
-    notes = []
-    if beyond_max_since(since):
-        notes.append(f"note: since {since} is longer than 720h, the longest window: these are "
-                     "the last 720h (symbol_history follows a symbol through older records)")
-    if own and not found.indexed:
-        notes.append(f"note: nothing is indexed for {root} yet, so no change is recorded: start "
-                     "`symdiff watch` there (it also imports the last 720h of git history) or "
-                     "run `symdiff index`; `against` answers from git meanwhile")
-    elif own and not found.watched:
-        upto = (f"these are the changes recorded up to {found.recorded_until}"
-                if found.recorded_until else "changes made since it was last indexed are missing")
-        notes.append(f"note: no symdiff daemon watches {root}: {upto}; start `symdiff watch` "
-                     "there to keep the answer current")
-    return notes
+def note_text(note: Note) -> str | None:
+    """One note of a `diff` answer as the tool words it beside the records, so that an empty
+    or short answer is read right; None for the notes the tool leaves to its fields (the
+    stale warning: `stale`, a limit: the schema) or that never apply to it."""
+    if isinstance(note, SinceCut):
+        return (f"note: since {note.given} is longer than {note.longest}, the longest window: "
+                f"these are the last {note.longest} (symbol_history follows a symbol through "
+                "older records)")
+    if isinstance(note, NothingIndexed):
+        return (f"note: nothing is indexed for {note.root} yet, so no change is recorded: start "
+                "`symdiff watch` there (it also imports the last 720h of git history) or run "
+                "`symdiff index`; `against` answers from git meanwhile")
+    if isinstance(note, Unwatched):
+        upto = (f"these are the changes recorded up to {note.until}" if note.until
+                else "changes made since it was last indexed are missing")
+        return (f"note: no symdiff daemon watches {note.root}: {upto}; start `symdiff watch` there "
+                "to keep the answer current")
+    return None
+
+
+def _diff_texts(found: Answer, *, compared: bool) -> list[str]:
+    """The text blocks after the records: the stale warning, the notes, where to go on."""
+    texts = []
+    if found.stale:
+        # The answer itself says it may be stale, not only a log line the agent never sees.
+        texts.append(f"warning: {STALE_WARNING}")
+    if compared:  # a comparison has no cursor: a larger limit or a path
+        if found.more:
+            texts.append("more files differ: raise limit (at most 500) or narrow path")
+        return texts
+    texts.extend(text for note in found.notes if (text := note_text(note)))
+    more = "more records match: call again with this cursor" if found.more else "no more"
+    texts.append(f"cursor: {found.cursor} ({more})")
+    return texts
 
 
 def build_server(
@@ -240,8 +228,9 @@ def build_server(
         you have seen) or the `cursor` of the previous answer. To see how the work tree differs
         from a git revision (what a review of this branch would show), pass `against`.
         """
-        if not all_workspaces and (refused := _other_workspace(workspace, settings.root)):
-            return _failure(refused)
+        if not all_workspaces and not is_own(workspace, settings.root):
+            return failure(InvalidArgs(f"this server answers only for {settings.root}; start it "
+                                       "with --all-workspaces to query others"))
         query = DiffQuery(since=since, limit=limit, scope=scope, include_patch=include_patch,
                           workspace=workspace, origin=origin, path=path, cursor=cursor,
                           reader=reader, against=against)  # fmt: skip
@@ -249,27 +238,15 @@ def build_server(
             # Not the count of what scope hid: a full scan in the worst case (query.diff).
             found = run_diff(settings, query, explain=True, count_hidden=False)
         except SymdiffError as err:
-            return _failure(err)
+            return failure(err)
         records = found.records
         structured: dict[str, Any] = {"result": records, "cursor": found.cursor,
                                       "more": found.more}  # fmt: skip
         if found.stale:
             structured["stale"] = True
-        result = _success(structured, records)
-        if found.stale:
-            # The answer itself says it may be stale, not only a log line the agent never sees.
-            result.content.append(TextContent(type="text", text=f"warning: {STALE_WARNING}"))
-        if against is not None:  # a comparison has no cursor: a larger limit or a path
-            if found.more:
-                result.content.append(TextContent(type="text", text=(
-                    "more files differ: raise limit (at most 500) or narrow path")))
-            return result
-        own = workspace is None or _other_workspace(workspace, settings.root) is None
-        for note in diff_notes(found, root=settings.root, own=own,
-                               since=since if cursor is None and reader is None else None):
-            result.content.append(TextContent(type="text", text=note))
-        more = "more records match: call again with this cursor" if found.more else "no more"
-        result.content.append(TextContent(type="text", text=f"cursor: {found.cursor} ({more})"))
+        result = success(structured, records)
+        texts = _diff_texts(found, compared=against is not None)
+        result.content.extend(TextContent(type="text", text=text) for text in texts)
         return result
 
     # The SDK JSON-decodes a string argument unless its annotation is exactly `str`, so the
@@ -307,7 +284,7 @@ def build_server(
         fs_denied (a path outside the allowed roots), tool_failed (missing file, directory,
         file over 4 MiB).
         """
-        from symdiff.diffs.textdiff import text_diff as run_text_diff  # pygit2: loaded on first use
+        from symdiff.api import text_diff as run_text_diff  # pygit2: loaded on first use
 
         try:
             result = run_text_diff(
@@ -319,8 +296,8 @@ def build_server(
                 context_lines=context_lines, allowed_roots=allowed_roots,
             )
         except SymdiffError as err:
-            return _failure(err)
-        return _success(dict(result), result)
+            return failure(err)
+        return success(dict(result), result)
 
     if not read_only:
         # apply_edits (docs/spec.md) registers here, and only here: a --read-only server never
@@ -358,25 +335,16 @@ def build_server(
             try:
                 result = run_apply_edits(
                     edits, settings=settings, allow_write=write_roots, dry_run=dry_run,
-                    backup=backup, client=_client(ctx),
+                    backup=backup, client=client_info(ctx),
                 )
             except SymdiffError as err:
-                return _failure(err)
-            return _success(result, result)
+                return failure(err)
+            return success(result, result)
 
-    from symdiff.mcp.symbols import register_symbol_tools  # it uses this module's helpers
+    from symdiff.mcp.symbols import register_symbol_tools
 
     register_symbol_tools(server, settings, read_only=read_only, write_roots=write_roots)
     return server
-
-
-def parse_http_address(text: str) -> tuple[str, int]:
-    """`HOST:PORT` (IPv6 as `[::1]:PORT`) as a (host, port) pair."""
-    host, sep, port = text.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise InvalidArgs(f"--http wants HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
-    return host, int(port)
 
 
 def serve(
@@ -395,6 +363,8 @@ def serve(
     writes = not read_only and (http is None or http.http_writes)
     server = build_server(settings, allow=allow, allow_write=allow_write, read_only=not writes,
                           all_workspaces=all_workspaces)
+    from symdiff.api import settle_heap
+
     settle_heap()
     if http is None:
         server.run("stdio")

@@ -20,8 +20,8 @@ from typing_extensions import TypedDict
 
 from symdiff.config import Settings
 from symdiff.errors import SymdiffError
+from symdiff.mcp.replies import client_info, failure, success
 from symdiff.mcp.schema import ApplyEditsOutput
-from symdiff.mcp.server import _client, _failure, _success
 
 
 class SymbolVersion(TypedDict):
@@ -76,7 +76,10 @@ class RestoreSymbolOutput(ApplyEditsOutput):
 
 NameArg = Annotated[str, Field(description=(
     'The qualified name of a definition as records show it: "Session.refresh", "parse", '
-    '"pkg.Type.Method".'))]
+    '"pkg.Type.Method"; it may say which of several: "[PATH:]NAME[#N|:LINE][@VERSION]", e.g. '
+    '"pkg/io.py:load", "load#2" (the 2nd definition of the name in its file), "load:L120" '
+    '(the one holding line 120 now), "load@4711" (the one version 4711 changed). An '
+    "ambiguous answer gives each candidate's `selector`."))]
 SymbolPathArg = Annotated[str, Field(default=None, description=(
     "The file the definition is in, relative to the workspace root: needed only when the name "
     "is in several files (the answer then lists them as candidates)."))]
@@ -112,17 +115,17 @@ def register_symbol_tools(server: MCPServer, settings: Settings, *, read_only: b
 
         Follows the definition across symbol renames and file renames. When the name matches
         several definitions, status is "ambiguous" and `candidates` lists them (call again
-        with `path`); when it matches none, status is "unknown" and `suggestions` holds the
-        closest recorded names. Use symbol_source for a version's full text and
-        restore_symbol to put it back.
+        with a candidate's `selector` as the name); when it matches none, status is "unknown"
+        and `suggestions` holds the closest recorded names. Use symbol_source for a version's
+        full text and restore_symbol to put it back.
         """
-        from symdiff.symbols.history import symbol_history as run
+        from symdiff.api import symbol_history as run
 
         try:
             answer = run(settings, name, path=path, since=since, limit=limit).as_dict()
         except SymdiffError as err:
-            return _failure(err)
-        return _success(answer, answer)
+            return failure(err)
+        return success(answer, answer)
 
     @server.tool(
         name="symbol_source",
@@ -140,13 +143,13 @@ def register_symbol_tools(server: MCPServer, settings: Settings, *, read_only: b
         version recorded by symbol_history, or as the file is now. Errors: invalid_args (a
         name that names no single definition, a version it does not have), tool_failed (a
         version that removed it, a file it is no longer in)."""
-        from symdiff.symbols.history import symbol_source as run
+        from symdiff.api import symbol_source as run
 
         try:
             found = run(settings, name, version=version, path=path)
         except SymdiffError as err:
-            return _failure(err)
-        return _success(found, found)
+            return failure(err)
+        return success(found, found)
 
     if read_only:
         return
@@ -173,11 +176,11 @@ def register_symbol_tools(server: MCPServer, settings: Settings, *, read_only: b
         as origin "edit"), previewed unless dry_run=false. A definition no longer in the file
         goes back beside a former neighbour. Errors: invalid_args, tool_failed, edit_failed.
         """
-        from symdiff.symbols.restore import restore_symbol as run
+        from symdiff.api import restore_symbol as run
 
         try:
             result = run(settings, name, to=version, path=path, dry_run=dry_run,
-                         client=_client(ctx), allow_write=write_roots)  # fmt: skip
+                         client=client_info(ctx), allow_write=write_roots)  # fmt: skip
         except SymdiffError as err:
-            return _failure(err)
-        return _success(result, result)
+            return failure(err)
+        return success(result, result)

@@ -5,17 +5,24 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import cast
 
-from tree_sitter import Parser, Query
+from tree_sitter import Node, Parser, Query, Tree
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from symdiff.model import Symbol
 from symdiff.parse import reparse
 from symdiff.parse.languages import family_module
-from symdiff.parse.languages.engine import Family, definition_query, error_bytes, walk
+from symdiff.parse.languages.engine import (
+    Family,
+    definition_query,
+    error_bytes,
+    walk,
+)
 
 # Parsers are not safe to share between threads; keep one per language per thread.
 _local = threading.local()
@@ -106,4 +113,35 @@ def _extract(language: str, source: bytes, key: bytes | None, base: bytes | None
         again = parser.parse(family.recover(source))
         if error_bytes(again.root_node) < error_bytes(tree.root_node):
             tree = again
+    if tree.root_node.has_error and family.branches is not None:
+        tree = _first_branches(parser, family.branches, text, tree)
     return walk(family, source, tree.root_node, query)
+
+
+_BRANCH_ROUNDS = 3  # a split inside another split shows only once the outer one is read
+
+
+def _first_branches(parser: Parser, branches: Callable[[bytes, Node], list[tuple[int, int]]],
+                    text: bytes, tree: Tree) -> Tree:  # fmt: skip
+    """The tree with the conditionals that split a declaration under its ERROR nodes read as
+    their first branch (as ctags reads them), round by round while errors shrink. Each round
+    re-parses from the last tree, edited where the text was blanked (lines and length kept)."""
+    errors = error_bytes(tree.root_node)
+    for _ in range(_BRANCH_ROUNDS):
+        spans = branches(text, tree.root_node)
+        if not spans:
+            break
+        blanked = bytearray(text)
+        edited = tree.copy()
+        for start, end in spans:
+            blanked[start:end] = re.sub(rb"[^\n]", b" ", text[start:end])
+            at, to = reparse.point(text, start), reparse.point(text, end)
+            edited.edit(start, end, end, at, to, to)
+        again = parser.parse(bytes(blanked), edited)
+        fewer = error_bytes(again.root_node)
+        if fewer >= errors:
+            break
+        text, tree, errors = bytes(blanked), again, fewer
+        if not errors:
+            break
+    return tree

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
@@ -34,12 +33,11 @@ from symdiff.git.treediff import TreeChange, tree_changes
 from symdiff.model import ChangeType, FileChange, Origin, Scope
 from symdiff.parse.testpaths import classify
 from symdiff.query.args import DiffQuery, Window, parse
+from symdiff.query.patches import file_patch
+from symdiff.query.result import Answer
 from symdiff.records import of_change
 from symdiff.store import PathFilter
 from symdiff.store.blobs import git_binary
-
-if TYPE_CHECKING:
-    from symdiff.query.answer import Answer
 
 _WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
                   | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
@@ -249,8 +247,6 @@ def answer(settings: Settings, query: DiffQuery, *, now: datetime | None = None)
     `scope`, `origin`, `path`, `limit` and `include_patch` apply; `since` does not (a
     comparison has no window); `cursor`, `reader` and `workspace` are refused.
     """
-    from symdiff.query.answer import Answer
-
     ref = check_ref(query.against)
     for name in ("cursor", "reader", "workspace"):
         if getattr(query, name) is not None:
@@ -270,11 +266,8 @@ def answer(settings: Settings, query: DiffQuery, *, now: datetime | None = None)
 
 def _patch(change: FileChange, old: bytes | None, new: bytes | None, root: Path
            ) -> dict[str, object]:  # fmt: skip
-    from symdiff.diffs.acp import FilePatch, build_diff
+    from symdiff.diffs.acp import build_diff
 
-    op = {"add": "add", "modify": "modify", "delete": "delete", "rename": "move"}[
-        change.change_type.value]
-    fp = FilePatch(op, change.path, old_path=change.old_path if op == "move" else None,
-                   old_bytes=None if op == "add" else old,
-                   new_bytes=None if op == "delete" else new)  # fmt: skip
+    fp = file_patch(change.change_type.value, change.path, old_path=change.old_path, old=old,
+                    new=new)  # fmt: skip
     return build_diff([fp], root=str(root))

@@ -1,31 +1,49 @@
 """The read side: the `diff` query (docs/spec.md, after docs/seeds/003-diff-query-tool.txt),
 with the filters, cursors and readers of docs/query.md.
 
-The argument rules live in `query/args.py`; this module runs a parsed query against a store.
+The argument rules live in `query/args.py`, the answer's shape and notes in
+`query/result.py`; this module runs a parsed query against a store and decides which notes
+the answer gets.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from symdiff.config import Settings, workspace_root
-from symdiff.errors import InvalidArgs, ToolFailed
+from symdiff.config import Settings
+from symdiff.errors import ToolFailed
 from symdiff.model import Scope
 from symdiff.query.args import (
-    ALL_WORKSPACES,
+    LONGEST_SINCE,
+    MAX_LIMIT,
     DiffQuery,
     Window,
+    beyond_max_since,
     decode_cursor,
     encode_cursor,
+    limit_replaced,
     parse,
 )
+from symdiff.query.patches import change_git_patch, change_patch
+from symdiff.query.result import (
+    STALE_WARNING,
+    Answer,
+    BaselineTaken,
+    Hidden,
+    LimitReplaced,
+    Note,
+    NothingIndexed,
+    Refreshed,
+    SinceCut,
+    Stale,
+    StartPass,
+    Unwatched,
+)
+from symdiff.query.workspaces import is_own, select_workspaces
 from symdiff.records import ChangeRecord
-from symdiff.store import ChangeFilter, Page, Position, Store, StoredChange, Workspace
+from symdiff.store import ChangeFilter, Page, Position, Store
 from symdiff.store.changes import START
 from symdiff.store.kept import reader, writer
 from symdiff.timestamps import format_us, to_us
@@ -33,100 +51,7 @@ from symdiff.workspace.layout import read_status
 from symdiff.workspace.lock import running
 from symdiff.workspace.sync import sync
 
-if TYPE_CHECKING:
-    from symdiff.diffs.acp import FilePatch
-
-__all__ = ["STALE_WARNING", "Answer", "DiffQuery", "diff", "select_workspaces"]
-
-_OPERATIONS = {"add": "add", "modify": "modify", "delete": "delete", "rename": "move"}
-STALE_WARNING = (
-    "the symdiff daemon watching this tree did not confirm within 1 s that it had recorded "
-    "the latest saves; the answer may miss the most recent changes"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What a diff query answers.
-
-    `records`: newest first, or oldest first after a cursor or for a reader. `stale`: a running
-    daemon did not confirm in time that it had recorded the latest saves. `cursor`: pass it
-    back to get what was recorded after this answer. `more`: records beyond the limit match.
-    `indexed`: False when nothing is indexed where the query looks (no database, or no
-    workspace at or above the root). `watched`: a daemon watches the caller's workspace.
-    With `diff(..., explain=True)` only: `hidden`, how many records the scope filter left out
-    of an answer short of its limit; `recorded_until`, when no daemon watches, the time up to
-    which the index is known to be current (the newest record, or the last reconcile).
-    With `diff(..., git_patches=True)`: `patches`, each record's patch as `git diff` writes it
-    (see `change_git_patch`), in the records' order.
-    """
-
-    records: list[ChangeRecord]
-    stale: bool = False
-    cursor: str = ""
-    more: bool = False
-    indexed: bool = True
-    watched: bool = False
-    hidden: int = 0
-    recorded_until: str | None = None
-    patches: tuple[str, ...] = ()
-
-
-def _within(root: Path, ws_root: str) -> bool:
-    ws = Path(ws_root)
-    return root == ws or ws in root.parents
-
-
-def select_workspaces(
-    workspaces: Sequence[Workspace], *, root: Path, host: str, workspace: str | None
-) -> list[int] | None:
-    """Workspace ids the query covers; None means every workspace.
-
-    Default: the workspace on this host whose root is `root` or its nearest ancestor (none
-    indexed yet: no workspace, so no records). "all": every workspace in the database.
-    A path: the workspaces rooted there, on any host.
-    """
-    if workspace == ALL_WORKSPACES:
-        return None
-    if workspace is not None:
-        wanted = Path(workspace).expanduser().resolve()
-        ids = [w.id for w in workspaces if Path(w.root) == wanted]
-        if not ids:
-            raise InvalidArgs(f'no workspace is rooted at {json.dumps(str(wanted))}; '
-                              'pass "all" or the root of an indexed tree')
-        return ids
-    mine = [w for w in workspaces if w.host == host and _within(root, w.root)]
-    if not mine:
-        return []
-    nearest = max(mine, key=lambda w: len(Path(w.root).parts))
-    return [nearest.id]
-
-
-def _file_patch(store: Store, change: StoredChange) -> FilePatch:
-    """One stored change with its bytes before and after, from the snapshots."""
-    from symdiff.diffs.acp import FilePatch  # pygit2 loads only when a patch is asked for
-
-    r = change.record
-    op = _OPERATIONS[r["change_type"]]
-    old = None if op == "add" or change.old_hash is None else store.get_blob(change.old_hash)
-    new = None if op == "delete" or change.new_hash is None else store.get_blob(change.new_hash)
-    return FilePatch(op, r["path"], old_path=r["old_path"] if op == "move" else None,
-                     old_bytes=old, new_bytes=new)  # fmt: skip
-
-
-def change_patch(store: Store, change: StoredChange) -> dict[str, object]:
-    """The ACP v2 Diff of one stored change, its git patch rebuilt from the snapshots."""
-    from symdiff.diffs.acp import build_diff
-
-    return build_diff([_file_patch(store, change)], root=change.workspace)
-
-
-def change_git_patch(store: Store, change: StoredChange) -> str:
-    """One stored change as `git diff` writes it: paths relative to the workspace root behind
-    `a/` and `b/`, so that plain `git apply` takes it there; "" without text to show."""
-    from symdiff.diffs.acp import file_section
-
-    return file_section(_file_patch(store, change), root=None)
+__all__ = ["STALE_WARNING", "Answer", "DiffQuery", "diff"]
 
 
 def diff(
@@ -138,19 +63,21 @@ def diff(
     explain: bool = False,
     count_hidden: bool = True,
     git_patches: bool = False,
+    refreshed: Refreshed | None = None,
 ) -> Answer:
     """Recent changes with their symbols, newest first (the `diff` query of docs/spec.md).
 
     The arguments are checked before any database work. A running daemon first records the
     saves made before this call (read-your-writes); `stale` says it did not confirm in time.
-    The query covers `settings.root`'s workspace on `settings.host` unless `query.workspace`
+    The query covers the workspace `settings.root` on `settings.host` unless `query.workspace`
     says otherwise. The database is read through the process's read-only Store for
     `settings.db_url` (opened at the first query, kept open: store/kept.py); `store` is the
     seam for a caller that holds one already. `now` is the clock seam. `explain` adds what a
-    person needs to read the answer right (`hidden`, `recorded_until`: two small reads);
-    `count_hidden=False` leaves `hidden` 0: its count scans the other scope's records in the
-    window, which with a path filter over a month of a large history takes a second.
-    `git_patches` the patches a person applies with `git apply` (`patches`).
+    person needs to read the answer right (`notes`, `hidden`, `recorded_until`: two small
+    reads); `count_hidden=False` leaves `hidden` 0: its count scans the other scope's records
+    in the window, which with a path filter over a month of a large history takes a second.
+    `git_patches` the patches a person applies with `git apply` (`patches`). `refreshed`: the
+    reconcile pass the caller made just before (its notes replace "no daemon watches").
     """
     query = query or DiffQuery()
     if query.against is not None:  # the work tree against a revision: git, not the index
@@ -158,17 +85,17 @@ def diff(
 
         return answer(settings, query, now=now)
     window = parse(query)
-    root = workspace_root(settings.root)
+    root = settings.root
     watched = running(root) is not None
     stale = watched and not sync(root)
     store = store or reader(settings.db_url)
     if store is None:  # nothing indexed yet: a cursor stays where it was
         start = window.cursor or START
-        return Answer([], stale=stale, cursor=encode_cursor(start), indexed=False,
-                      watched=watched)  # fmt: skip
+        found = Answer([], stale=stale, cursor=encode_cursor(start), indexed=False,
+                       watched=watched)  # fmt: skip
+        return _explained(found, settings, query, window, refreshed) if explain else found
     ids = select_workspaces(
-        store.workspaces(), root=settings.root.resolve(), host=settings.host,
-        workspace=query.workspace,
+        store.workspaces(), root=root.resolve(), host=settings.host, workspace=query.workspace,
     )  # fmt: skip
     start_us = to_us(now or datetime.now(UTC)) - window.since_ns // 1000
     after: Position | None = window.cursor
@@ -184,9 +111,45 @@ def diff(
         if not watched:
             until = _recorded_until(store, ids, root)
     patches = tuple(change_git_patch(store, c) for c in page.changes) if git_patches else ()
-    return Answer(_records(store, query, page), stale=stale, cursor=encode_cursor(page.position),
-                  more=page.more, indexed=ids != [], watched=watched, hidden=hidden,
-                  recorded_until=until, patches=patches)  # fmt: skip
+    found = Answer(_records(store, query, page), stale=stale,
+                   cursor=encode_cursor(page.position), more=page.more, indexed=ids != [],
+                   watched=watched, hidden=hidden, recorded_until=until,
+                   patches=patches)  # fmt: skip
+    return _explained(found, settings, query, window, refreshed) if explain else found
+
+
+def _explained(found: Answer, settings: Settings, query: DiffQuery, window: Window,
+               refreshed: Refreshed | None) -> Answer:  # fmt: skip
+    """The answer with its notes, in the order a person reads them."""
+    root = str(settings.root)
+    own = is_own(query.workspace, settings.root)
+    notes: list[Note] = []
+    if limit_replaced(query.limit):
+        notes.append(LimitReplaced(query.limit, window.limit, MAX_LIMIT))
+    # The window bounds the answer unless it continues from a cursor or a reader's place.
+    if window.cursor is None and window.reader is None and beyond_max_since(query.since):
+        notes.append(SinceCut(str(query.since), LONGEST_SINCE))
+    if found.stale:
+        notes.append(Stale(root, _start_pass(settings.root)))
+    if own and not found.indexed:
+        notes.append(NothingIndexed(root))
+    elif refreshed is not None and refreshed.baseline:
+        notes.append(BaselineTaken(root, refreshed.scanned))
+    elif own and refreshed is None and not found.watched:
+        notes.append(Unwatched(root, found.recorded_until))
+    if found.hidden and window.scope is not None:
+        other = Scope.TEST if window.scope is Scope.IMPL else Scope.IMPL
+        notes.append(Hidden(found.hidden, other.value))
+    return replace(found, notes=tuple(notes))
+
+
+def _start_pass(root: Path) -> StartPass | None:
+    """The start pass the daemon watching `root` is still making, if it is."""
+    progress = read_status(root).progress
+    if not isinstance(progress, dict):
+        return None
+    name = "baseline" if progress.get("pass") == "baseline" else "reconcile"
+    return StartPass(name, progress.get("done"), progress.get("total"))
 
 
 def _recorded_until(store: Store, ids: list[int] | None, root: Path) -> str | None:

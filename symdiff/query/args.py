@@ -13,12 +13,13 @@ import json
 import re
 from dataclasses import dataclass
 
-from symdiff.duration import parse_go_duration
-from symdiff.errors import DurationError, InvalidArgs
+from symdiff.duration import parse_duration_arg, parse_go_duration
+from symdiff.errors import InvalidArgs
 from symdiff.model import Origin, Scope
 from symdiff.store import PathFilter, Position
 
 DEFAULT_SINCE = "24h"
+LONGEST_SINCE = "720h"  # the longest window a diff query answers for
 MAX_SINCE_NS = 720 * 3600 * 1_000_000_000
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -84,12 +85,7 @@ def normalize_since(value: object) -> int:
     if not isinstance(value, str):
         raise InvalidArgs(f"since must be a string, got {json.dumps(value, default=repr)}; "
                           f"{_DURATION_HINT}")
-    try:
-        ns = parse_go_duration(value)
-    except DurationError as err:
-        raise DurationError(f"since: {err.reason}; {_DURATION_HINT}") from err
-    if ns < 0:
-        raise InvalidArgs(f"since must not be negative, got {json.dumps(value)}")
+    ns = parse_duration_arg(value, name="since", hint=f"; {_DURATION_HINT}")
     return min(ns, MAX_SINCE_NS)
 
 
@@ -98,21 +94,30 @@ def beyond_max_since(value: object) -> bool:
     return isinstance(value, str) and parse_go_duration(value) > MAX_SINCE_NS
 
 
+def limit_replaced(value: object) -> bool:
+    """Whether a `limit` is not a whole number from 1 to 500 as given (and 50 stands in)."""
+    return _spelled(value) != normalize_limit(value)
+
+
+def _spelled(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if (isinstance(value, float) and value.is_integer()) or (
+        isinstance(value, str) and _DECIMAL.fullmatch(value)
+    ):
+        return int(value)
+    return None
+
+
 def normalize_limit(value: object) -> int:
     """An integer in 1..500, else 50 — silently, whatever the value (seed 003).
 
     Integral floats (10.0) and decimal strings ("10") count as the integer they spell, because
     JSON clients and language models send numbers in those forms too.
     """
-    if isinstance(value, bool):
-        return DEFAULT_LIMIT
-    number: int | None = None
-    if isinstance(value, int):
-        number = value
-    elif (isinstance(value, float) and value.is_integer()) or (
-        isinstance(value, str) and _DECIMAL.fullmatch(value)
-    ):
-        number = int(value)
+    number = _spelled(value)
     if number is None or not 1 <= number <= MAX_LIMIT:
         return DEFAULT_LIMIT
     return number

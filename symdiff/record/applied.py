@@ -12,6 +12,7 @@ the edit is recorded once, whoever is first.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
@@ -60,3 +61,32 @@ class UnavailableRecorder:
     def after(self, paths: Sequence[str]) -> list[dict[str, object]]:
         """Fail with the error that kept the index closed."""
         raise self._error
+
+
+def apply_recorded(
+    edits: object,
+    *,
+    settings: Settings,
+    allow_write: Sequence[Path] = (),
+    dry_run: bool = True,
+    backup: bool = False,
+    record: bool = True,
+    client: Mapping[str, object] | str = "cli",
+) -> dict[str, object]:
+    """Apply (or preview) `edits` in the workspace and record a real apply in its index at
+    once: `symdiff.api.apply_edits`, which documents the arguments and the result."""
+    from symdiff.edits import Recorder
+    from symdiff.edits import apply_edits as apply_core
+
+    def run(recorder: Recorder | None) -> dict[str, object]:
+        return apply_core(edits, root=settings.root, write_roots=allow_write, dry_run=dry_run,
+                          backup=backup, recorder=recorder)  # fmt: skip
+
+    if dry_run or not record:
+        return run(None)
+    try:
+        store = Store(settings.db_url)
+    except SymdiffError as err:
+        return run(UnavailableRecorder(err))
+    with store:
+        return run(IndexRecorder(store, settings, {"client": client}))

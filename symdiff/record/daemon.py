@@ -2,7 +2,7 @@
 
 What other processes need from it lives apart, so that they need not import it: the lock and
 whether a daemon runs (`workspace.lock`), read-your-writes (`workspace.sync`), and the status
-report (`workspace.status`).
+report (`query/status.py`).
 
 One module because what is left is the loop and the ways it keeps a batch from being
 lost — retries with backoff, splitting a failing batch down to the path, a git command's tail,

@@ -1,8 +1,8 @@
 """One definition's history: every recorded version of it, newest first, each with its
 symbol-scoped diff, and its source text at any version (docs/symbol_history.md).
 
-Which definition a name means is `symbols/lineage.py`'s job; the texts and diffs are
-`symbols/texts.py`'s. Versions are change ids.
+Which definition a name means is `symbols/lineage.py`'s and `symbols/select.py`'s job; the
+texts and diffs are `symbols/texts.py`'s. Versions are change ids.
 """
 
 from __future__ import annotations
@@ -13,23 +13,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from symdiff.config import Settings
-from symdiff.errors import InvalidArgs, ToolFailed
+from symdiff.errors import InvalidArgs, SymdiffError, ToolFailed
 from symdiff.model import Symbol
 from symdiff.store import Store
 from symdiff.store.kept import reader
-from symdiff.symbols.lineage import (
-    Lineage,
-    Version,
-    clean_path,
-    find,
-    lineage,
-    version_of,
-    workspace,
-)
+from symdiff.symbols.lineage import Lineage, Version, clean_path, version_of, workspace
+from symdiff.symbols.select import Selector, definitions, lineage, parse_selector
 from symdiff.symbols.texts import Texts, definition_text, find_symbol
 from symdiff.timestamps import format_us, to_us
 
-__all__ = ["History", "current", "symbol_history", "symbol_source"]
+__all__ = ["History", "current", "symbol_history", "symbol_source", "symbol_view"]
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 500
@@ -40,8 +33,8 @@ class History:
     """What `symbol_history` answers.
 
     `status`: "found" (`versions`, newest first, at most the limit; `more` when older ones
-    match), "ambiguous" (`candidates`: the definitions the name matches; pass a path), or
-    "unknown" (`suggestions`: the closest recorded names).
+    match), "ambiguous" (`candidates`: the definitions the name matches, each with the
+    `selector` that names it alone), or "unknown" (`suggestions`: the closest recorded names).
     """
 
     name: str
@@ -79,16 +72,9 @@ def _record(v: Version, texts: Texts, *, diffs: bool) -> dict[str, object]:
 def _since_us(since: str | None, now: datetime | None) -> int:
     if since is None:
         return 0
-    from symdiff.duration import parse_go_duration
-    from symdiff.errors import DurationError
+    from symdiff.duration import parse_duration_arg
 
-    try:
-        ns = parse_go_duration(since)
-    except DurationError as err:
-        raise DurationError(f"since: {err.reason}") from err
-    if ns < 0:
-        raise InvalidArgs(f"since must not be negative, got {since!r}")
-    return to_us(now or datetime.now(UTC)) - ns // 1000
+    return to_us(now or datetime.now(UTC)) - parse_duration_arg(since, name="since") // 1000
 
 
 def _limit(limit: int | None) -> int:
@@ -112,41 +98,38 @@ def symbol_history(
 ) -> History:
     """Every recorded version of the definition `name`, newest first (docs/symbol_history.md).
 
+    `name` is a selector, `[PATH:]NAME[#N|:LINE][@VERSION]`: the file, the occurrence of the
+    name in it or a line it holds now, a version the definition has (`select.py`).
+
     Args:
         path: the file (relative to the workspace root) when the name is in several.
         since: a Go duration: only versions recorded within it (default: all).
-        diffs: False leaves out each version's diff (and reads no snapshot).
+        diffs: False leaves out each version's diff (and reads at most the newest snapshot,
+            to see whether its file defines the name more than once).
     """
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidArgs("name must be a qualified symbol name, e.g. Session.refresh")
+    sel = parse_selector(name, path=path)
     first_us, wanted = _since_us(since, now), _limit(limit)
     store = store or reader(settings.db_url)  # kept open: a server pays no connection a call
     if store is None:  # no database yet: nothing is indexed
-        return History(name, "unknown", [], [], [])
-    return _history(store, settings, name, path, first_us, wanted, diffs)
+        return History(sel.name, "unknown", [], [], [])
+    return _history(store, settings, sel, first_us, wanted, diffs)
 
 
-def _history(store: Store, settings: Settings, name: str, path: str | None, first_us: int,
+def _history(store: Store, settings: Settings, sel: Selector, first_us: int,
              limit: int, diffs: bool) -> History:  # fmt: skip
     ws = workspace(store, settings)
     if ws is None:
-        return History(name, "unknown", [], [], [])
-    found = find(store, name, clean_path(path, ws), [ws.id])
-    if not found.lineages:
-        return History(name, "unknown", [], [], found.suggestions)
-    if len(found.lineages) > 1:
-        return History(name, "ambiguous", [], [lin.candidate() for lin in found.lineages], [])
-    newest_first = [v for v in reversed(found.lineages[0].versions) if v.row.ts_us >= first_us]
+        return History(sel.name, "unknown", [], [], [])
+    lineages, suggestions = definitions(store, ws, sel)
+    if not lineages:
+        return History(sel.name, "unknown", [], [], suggestions)
+    if len(lineages) > 1:
+        candidates = [lin.candidate(sel.version) for lin in lineages]
+        return History(sel.name, "ambiguous", [], candidates, [])
+    newest_first = [v for v in reversed(lineages[0].versions) if v.row.ts_us >= first_us]
     texts = Texts(store, ws.root)
     page = [_record(v, texts, diffs=diffs) for v in newest_first[:limit]]
-    return History(name, "found", page, [], [], more=len(newest_first) > limit)
-
-
-def _split_at(spec: str) -> tuple[str, int | None]:
-    name, sep, version = spec.rpartition("@")
-    if sep and version.isdigit() and name:
-        return name, int(version)
-    return spec, None
+    return History(sel.name, "found", page, [], [], more=len(newest_first) > limit)
 
 
 def symbol_source(
@@ -159,15 +142,14 @@ def symbol_source(
 ) -> dict[str, object]:
     """A definition's source text at a version (None: as the file is now on disk).
 
-    `name` may carry the version as `NAME@VERSION`. Returns name, path, kind, version,
-    start_line, end_line and source.
+    `name` is a selector, `[PATH:]NAME[#N|:LINE][@VERSION]` (`select.py`). Returns name,
+    path, kind, version, start_line, end_line and source.
     """
-    if version is None and isinstance(name, str):
-        name, version = _split_at(name)
+    sel = parse_selector(name, path=path, version=version)
     store = store or reader(settings.db_url)
     if store is None:
         raise ToolFailed(f"nothing is indexed at {settings.root}; run `symdiff index` first")
-    return _source(store, settings, name, version, path)
+    return _source(store, settings, sel)
 
 
 def current(root: str, lin: Lineage) -> tuple[bytes, Symbol | None]:
@@ -181,18 +163,22 @@ def current(root: str, lin: Lineage) -> tuple[bytes, Symbol | None]:
         return source, None
     from symdiff.parse.extract import extract
 
-    return source, find_symbol(extract(r.language, source), r.name, r.start_line)
+    symbols = extract(r.language, source)
+    named = sorted((s for s in symbols if s.name == r.name), key=lambda s: s.start_line)
+    if lin.occurrence is not None and len(named) >= lin.occurrence:
+        return source, named[lin.occurrence - 1]
+    return source, find_symbol(symbols, r.name, r.start_line)
 
 
-def _source(store: Store, settings: Settings, name: str, version: int | None,
-            path: str | None) -> dict[str, object]:  # fmt: skip
+def _source(store: Store, settings: Settings, sel: Selector) -> dict[str, object]:
+    version = sel.version
     try:
-        ws, lin = lineage(store, settings, name, path=path)
+        ws, lin = lineage(store, settings, sel)
     except InvalidArgs:
         # A definition that never changed since the baseline has no version; in a named
         # file, it is still shown as it is now.
-        unchanged = None if version is not None or path is None else _on_disk(
-            store, settings, name, path)  # fmt: skip
+        unchanged = None if version is not None or sel.path is None else _on_disk(
+            store, settings, sel)  # fmt: skip
         if unchanged is None:
             raise
         return unchanged
@@ -219,23 +205,54 @@ def _source(store: Store, settings: Settings, name: str, version: int | None,
             "source": definition_text(source, sym).decode("utf-8", "replace")}  # fmt: skip
 
 
-def _on_disk(store: Store, settings: Settings, name: str, path: str) -> dict[str, object] | None:
-    """The definition `name` in the file `path` as it is now, if it is there exactly once."""
+def _on_disk(store: Store, settings: Settings, sel: Selector) -> dict[str, object] | None:
+    """The definition the selector names in its file as it is now, if the name is there once
+    (or the selector picks one of several by occurrence or line)."""
     from symdiff.parse.extract import extract
     from symdiff.parse.languages import language_for
 
     ws = workspace(store, settings)
-    rel = clean_path(path, ws)
+    rel = clean_path(sel.path, ws)
     if ws is None or rel is None or (language := language_for(rel)) is None:
         return None
     try:
         source = (Path(ws.root) / rel).read_bytes()
     except OSError:
         return None
-    found = [s for s in extract(language, source) if s.name == name]
+    found = sorted((s for s in extract(language, source) if s.name == sel.name),
+                   key=lambda s: s.start_line)  # fmt: skip
+    if sel.occurrence is not None:
+        found = found[sel.occurrence - 1 : sel.occurrence]
+    elif sel.line is not None:
+        found = [s for s in found if s.start_line <= sel.line <= s.end_line][-1:]
     if len(found) != 1:
         return None
     sym = found[0]
     return {"name": sym.name, "path": rel, "kind": sym.kind, "version": None,
             "start_line": sym.start_line, "end_line": sym.end_line,
             "source": definition_text(source, sym).decode("utf-8", "replace")}  # fmt: skip
+
+
+VIEW_VERSIONS = 200  # versions listed beside a symbol's diff
+
+
+def symbol_view(settings: Settings, *, name: str, path: str | None,
+                version: int | None) -> dict[str, object]:  # fmt: skip
+    """A definition's versions (newest first, without their diffs) and the symbol-scoped diff
+    of `version` (None: the newest), or why there is none."""
+    history = symbol_history(settings, name, path=path, limit=VIEW_VERSIONS,
+                             diffs=False).as_dict()  # fmt: skip
+    out: dict[str, object] = {"history": history, "version": version, "diff": None, "note": None}
+    store = reader(settings.db_url)
+    if history["status"] != "found" or store is None:
+        return out
+    try:
+        ws, lin = lineage(store, settings, name, path=path)
+        v = lin.newest if version is None else version_of(lin, version)
+        out["version"] = v.id
+        out["diff"] = Texts(store, ws.root).scoped_diff(v)
+    except SymdiffError as err:
+        out["note"] = err.reason
+    if out["diff"] is None and out["note"] is None:
+        out["note"] = "no text of this version is kept (a binary file or one over 4 MiB)"
+    return out

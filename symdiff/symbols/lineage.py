@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from symdiff.config import Settings
-from symdiff.errors import InvalidArgs, ToolFailed
+from symdiff.errors import InvalidArgs
 from symdiff.store import Store, Workspace
 from symdiff.store.versions import (
     SymbolRow,
@@ -22,7 +22,7 @@ from symdiff.store.versions import (
 )
 from symdiff.timestamps import format_us
 
-__all__ = ["Lineage", "Version", "clean_path", "find", "lineage", "version_of", "workspace"]
+__all__ = ["Found", "Group", "Lineage", "Version", "clean_path", "find", "version_of", "workspace"]
 
 _RENAME_DEPTH = 16  # symbol renames followed, each way
 _PATH_PAIRS = 20  # same-named definitions in different files checked for a file rename
@@ -60,20 +60,30 @@ class Version:
 
 @dataclass(frozen=True, slots=True)
 class Lineage:
-    """The versions of one definition, oldest first."""
+    """The versions of one definition, oldest first; `occurrence` is its place among the
+    definitions of its name in its file (1: the first), when the file has several."""
 
     versions: tuple[Version, ...]
+    occurrence: int | None = None
 
     @property
     def newest(self) -> Version:
         return self.versions[-1]
 
-    def candidate(self) -> dict[str, object]:
-        """How a list of candidates shows this definition."""
+    def selector(self, version: int | None = None) -> str:
+        """The selector that names this definition alone: `PATH:NAME[#N][@VERSION]`."""
         r = self.newest.row
-        return {"name": r.name, "path": r.path, "kind": r.kind, "versions": len(self.versions),
-                "latest": format_us(r.ts_us), "start_line": r.start_line,
-                "end_line": r.end_line}  # fmt: skip
+        occurrence = "" if self.occurrence is None else f"#{self.occurrence}"
+        at = "" if version is None else f"@{version}"
+        return f"{r.path}:{r.name}{occurrence}{at}"
+
+    def candidate(self, version: int | None = None) -> dict[str, object]:
+        """How a list of candidates shows this definition, with the selector to type."""
+        r = self.newest.row
+        return {"selector": self.selector(version), "name": r.name, "path": r.path,
+                "kind": r.kind, "occurrence": self.occurrence, "versions": len(self.versions),
+                "latest": format_us(r.ts_us), "newest_version": r.change_id,
+                "start_line": r.start_line, "end_line": r.end_line}  # fmt: skip
 
 
 class _Keys:
@@ -217,10 +227,32 @@ def _suggestions(store: Store, name: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class Group:
+    """The rows of one definition's places (its paths and names), before same-named
+    definitions in one file are told apart; `overloaded` when one change touched two."""
+
+    rows: tuple[SymbolRow, ...]
+    moves: _Moves
+
+    @property
+    def overloaded(self) -> bool:
+        return _overloaded(self.rows)
+
+    @property
+    def newest(self) -> SymbolRow:
+        return self.rows[-1]
+
+    def lineage(self, rows: Sequence[SymbolRow] | None = None,
+                occurrence: int | None = None) -> Lineage:  # fmt: skip
+        """The versions of all its rows (or of `rows`, one definition's share of them)."""
+        return Lineage(_versions(self.rows if rows is None else rows, self.moves), occurrence)
+
+
+@dataclass(frozen=True, slots=True)
 class Found:
     """The definitions a name (in a path) names; the closest recorded names when none."""
 
-    lineages: list[Lineage]
+    groups: list[Group]
     suggestions: list[str]
 
 
@@ -239,50 +271,33 @@ def clean_path(path: str | None, ws: Workspace | None) -> str | None:
     return p.as_posix().removeprefix("./")
 
 
+def _in(path: str, rows: Sequence[SymbolRow]) -> bool:
+    """Whether the rows were ever in `path`: the whole relative path, or its tail from a `/`
+    (`recipes.py` for `more_itertools/recipes.py`)."""
+    tail = "/" + path
+    return any(p is not None and (p == path or p.endswith(tail))
+               for r in rows for p in (r.path, r.old_path))  # fmt: skip
+
+
 def find(store: Store, name: str, path: str | None, ws_ids: Sequence[int] | None) -> Found:
-    """Every definition `name` (in `path`) names, each with its versions."""
+    """Every definition `name` (in `path`) names, each with its rows."""
     rows = _rows_with_renames(store, name, ws_ids)
     all_groups, moves = _groups(store, rows, ws_ids)
     groups = [g for g in all_groups if any(r.name == name for r in g)]
     if path is not None:
-        groups = [g for g in groups if any(path in (r.path, r.old_path) for r in g)]
-    lineages: list[Lineage] = []
-    for g in groups:
-        if _overloaded(g):
-            # Each overload is a candidate of its own: told apart by where it stands.
-            lineages.extend(Lineage((Version(r),)) for r in g if r.renamed_to is None)
-        else:
-            lineages.append(Lineage(_versions(g, moves)))
-    return Found(lineages, [] if lineages else _suggestions(store, name))
+        exact = [g for g in groups if any(path in (r.path, r.old_path) for r in g)]
+        groups = exact or [g for g in groups if _in(path, g)]
+    found = [Group(tuple(g), moves) for g in groups]
+    return Found(found, [] if found else _suggestions(store, name))
 
 
 def workspace(store: Store, settings: Settings) -> Workspace | None:
     """The workspace the caller is in (the nearest indexed root at or above it)."""
-    from symdiff.query.answer import select_workspaces
+    from symdiff.query.workspaces import select_workspaces
 
     workspaces = store.workspaces()
     ids = select_workspaces(workspaces, root=settings.root, host=settings.host, workspace=None)
     return next((w for w in workspaces if ids and w.id == ids[0]), None)
-
-
-def lineage(store: Store, settings: Settings, name: str, *, path: str | None = None
-            ) -> tuple[Workspace, Lineage]:  # fmt: skip
-    """The one definition `name` (in `path`) names; InvalidArgs when it names several or none."""
-    ws = workspace(store, settings)
-    if ws is None:
-        raise ToolFailed(f"nothing is indexed at {settings.root}; run `symdiff index` first")
-    found = find(store, name, clean_path(path, ws), [ws.id])
-    if not found.lineages:
-        hint = f"; did you mean {', '.join(found.suggestions)}?" if found.suggestions else ""
-        where = f" in {path}" if path else ""
-        raise InvalidArgs(f"no recorded version of {name}{where}{hint}")
-    if len(found.lineages) > 1:
-        shown = "; ".join(f"{c['name']} ({c['kind']}) in {c['path']} at lines "
-                          f"{c['start_line']}-{c['end_line']}"
-                          for c in (lin.candidate() for lin in found.lineages))  # fmt: skip
-        raise InvalidArgs(f"{name} names {len(found.lineages)} definitions: {shown}; "
-                          "pass a path to choose one")
-    return ws, found.lineages[0]
 
 
 def version_of(lin: Lineage, version: int) -> Version:

@@ -1,7 +1,8 @@
 """Put one definition back as it was at a version, leaving the rest of the file as it is now.
 
-The restore is a SEARCH/REPLACE edit handed to `api.apply_edits`, so it gets that path's
-validation, atomic write, ACP preview, symbol preview and `edit` recording unchanged.
+The restore is a SEARCH/REPLACE edit handed to `apply_recorded` (what `api.apply_edits` runs), so
+it gets that path's validation, atomic write, ACP preview, symbol preview and `edit` recording
+unchanged.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from symdiff.errors import InvalidArgs, ToolFailed
 from symdiff.model import Symbol
 from symdiff.store import Store
 from symdiff.symbols.history import current
-from symdiff.symbols.lineage import Lineage, Version, lineage, version_of
+from symdiff.symbols.lineage import Lineage, Version, version_of
+from symdiff.symbols.select import lineage as select_lineage
+from symdiff.symbols.select import parse_selector
 from symdiff.symbols.texts import Texts, definition_text, split_lines
 
 __all__ = ["restore_symbol"]
@@ -89,24 +92,29 @@ def restore_symbol(
 ) -> dict[str, object]:
     """Replace the definition `name` by its text at version `to` (docs/symbol_history.md).
 
-    Returns what `apply_edits` returns (a preview when `dry_run`, the default), plus
-    `restored`: {name, path, version}. Raises InvalidArgs for a name that names no single
-    definition or a version it does not have, ToolFailed when there is nothing to restore.
+    `name` is a selector, `[PATH:]NAME[#N|:LINE][@VERSION]` (`select.py`); without a version
+    of its own, `to` tells same-named definitions apart. Returns what `apply_edits` returns (a
+    preview when `dry_run`, the default), plus `restored`: {name, path, version}. Raises
+    InvalidArgs for a name that names no single definition or a version it does not have,
+    ToolFailed when there is nothing to restore.
     """
     if isinstance(to, bool) or not isinstance(to, int):
         raise InvalidArgs(f"to must be a version id (an integer), got {to!r}")
-    from symdiff.api import apply_edits
+    sel = parse_selector(name, path=path)
+    if sel.version is None:
+        sel = replace(sel, version=to)
+    from symdiff.record.applied import apply_recorded
     from symdiff.store.kept import reader
 
     store = reader(settings.db_url)
     if store is None:
         raise ToolFailed(f"nothing is indexed at {settings.root}; run `symdiff index` first")
-    ws, lin = lineage(store, settings, name, path=path)
+    ws, lin = select_lineage(store, settings, sel)
     target = version_of(lin, to)
     block = _block(store, ws.root, lin, target)
     where = lin.newest.row.path
     edits = [{"file": where, "blocks": [block]}]
-    result = apply_edits(edits, settings=replace(settings, root=Path(ws.root)),
+    result = apply_recorded(edits, settings=replace(settings, root=Path(ws.root)),
                          allow_write=allow_write, dry_run=dry_run, client=client)  # fmt: skip
     result["restored"] = {"name": target.row.name, "path": where, "version": to}
     return result

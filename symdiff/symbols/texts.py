@@ -49,6 +49,7 @@ class Texts:
         self._store = store
         self._root = root
         self._blobs: dict[str, bytes | None] = {}
+        self._symbols: dict[tuple[str, str], list[Symbol]] = {}
         self._git: Any = None  # the work tree's repository, opened on first need
 
     def blob(self, digest: str | None) -> bytes | None:
@@ -76,6 +77,18 @@ class Texts:
         except (KeyError, ValueError, pygit2.GitError):
             return None  # not there: a shallow or partial clone, or another repository
 
+    def symbols(self, digest: str | None, language: str) -> list[Symbol] | None:
+        """The definitions of a snapshot (None: no text of it is kept), extracted once."""
+        source = self.blob(digest)
+        if source is None or digest is None:
+            return None
+        key = (digest, language)
+        if key not in self._symbols:
+            from symdiff.parse.extract import extract  # tree-sitter: only when texts are asked for
+
+            self._symbols[key] = extract(language, source)
+        return self._symbols[key]
+
     def side(self, v: Version, *, new: bool) -> tuple[bytes, Symbol] | None:
         """The definition's source and Symbol after (`new`) or before the change."""
         r = v.row
@@ -85,21 +98,21 @@ class Texts:
         if new:
             if v.removed or r.file_change_type == "delete":
                 return None
-            source, name = self.blob(r.new_hash), r.name
+            digest, name = r.new_hash, r.name
         elif v.moved_from is not None:
-            source, name = self.blob(v.moved_from.old_hash), v.old_name
+            digest, name = v.moved_from.old_hash, v.old_name
             line = v.moved_from.start_line
         else:
             if r.change_type == "added" and r.renamed_from is None:
                 return None
             if r.file_change_type == "add":
                 return None
-            source, name = self.blob(r.old_hash), v.old_name
-        if source is None:
+            digest, name = r.old_hash, v.old_name
+        symbols = self.symbols(digest, r.language)
+        source = self.blob(digest)
+        if symbols is None or source is None:
             return None
-        from symdiff.parse.extract import extract  # tree-sitter: only when texts are asked for
-
-        sym = find_symbol(extract(r.language, source), name, line)
+        sym = find_symbol(symbols, name, line)
         return None if sym is None else (source, sym)
 
     def text(self, v: Version) -> bytes | None:

@@ -1,7 +1,8 @@
 """`symdiff ui`: a live page of the records as they are recorded (docs/ui.md).
 
-`feed.py` reads (the query's filters and cursor order, a record's patch, a symbol's history),
-`app.py` routes (the page, its event stream, its JSON reads), `server.py` listens (the door of
+The page reads through `symdiff.api` (following new records: `symdiff.query.follow`; a symbol's
+history: `symdiff.symbols.history`); `app.py` routes (the page, its event stream, its JSON
+reads), `server.py` listens (the door of
 httpguard.py, the token in the page's URL and cookie, uvicorn); `static/` is the page itself,
 plain HTML, CSS and JavaScript shipped in the wheel.
 """
@@ -16,18 +17,7 @@ from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
 from symdiff.httpguard import HttpOptions, with_token
 
-__all__ = ["DEFAULT_ADDRESS", "parse_address", "serve_ui"]
-
-DEFAULT_ADDRESS = "127.0.0.1:8766"
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """`HOST:PORT` (IPv6 as `[::1]:PORT`; port 0: any free port) as a (host, port) pair."""
-    host, sep, port = text.rpartition(":")
-    host = host.removeprefix("[").removesuffix("]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise InvalidArgs(f"--http wants HOST:PORT, e.g. {DEFAULT_ADDRESS}, got {text!r}")
-    return host, int(port)
+__all__ = ["serve_ui"]
 
 
 def serve_ui(

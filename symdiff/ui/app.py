@@ -1,6 +1,6 @@
 """The live page's routes (Starlette): the static page, the event stream of records, a record's
-patch, a symbol's versions and diff. Each endpoint parses, calls one function of `feed.py`,
-formats; the door in front of them (Host, Origin, token) is `server.py`'s.
+patch, a symbol's versions and diff. Each endpoint parses, calls one function of
+`symdiff.api`, formats; the door in front of them (Host, Origin, token) is `server.py`'s.
 
 Events (`GET /api/events?scope=&origin=&path=&since=`, server-sent events): `hello` (the
 workspace, the window's start, whether a daemon watches), `records` (a batch, oldest first;
@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -27,12 +26,11 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from symdiff.config import Settings, workspace_root
+from symdiff.api import Follower, View, change_view, decode_cursor, symbol_view
+from symdiff.api import watched as is_watched
+from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
-from symdiff.query.args import decode_cursor
 from symdiff.timestamps import format_us
-from symdiff.ui.feed import Follower, View, change_view, symbol_view
-from symdiff.workspace.lock import running
 
 STATIC = Path(__file__).parent / "static"
 POLL_S = 0.2  # how often a caught-up stream reads the store again
@@ -71,12 +69,11 @@ class Routes:
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
                  stop: threading.Event | None = None) -> None:
         self.settings = settings
-        self.root = workspace_root(settings.root)
         self.poll_s = poll_s
         self.stop = stop or threading.Event()  # set: the server stops, every stream ends
 
     def watched(self) -> bool:
-        return running(self.root) is not None
+        return is_watched(self.settings)
 
     async def index(self, request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers={"cache-control": "no-store"})
@@ -96,8 +93,9 @@ class Routes:
     async def _stream(self, follower: Follower, *, resumed: bool) -> AsyncIterator[str]:
         watched = self.watched()
         yield f"retry: {RETRY_MS}\n\n"
-        yield _event("hello", {"root": str(self.root), "start": format_us(follower.start_us),
-                               "resumed": resumed, "watched": watched})  # fmt: skip
+        yield _event("hello", {"root": str(self.settings.root),
+                               "start": format_us(follower.start_us), "resumed": resumed,
+                               "watched": watched})  # fmt: skip
         live = False
         beat = looked = time.monotonic()
         while not self.stop.is_set():
@@ -146,7 +144,7 @@ def _int(value: str | None, name: str) -> int:
     return int(value)
 
 
-async def _answer(work: Callable[[], dict[str, Any]]) -> Response:
+async def _answer(work: Callable[[], dict[str, object]]) -> Response:
     """Run a read in the thread pool: its answer as JSON, or `{"error": "code: reason"}`."""
     try:
         return JSONResponse(await run_in_threadpool(work), headers={"cache-control": "no-store"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from symdiff.parse.languages import cmacros
+from symdiff.parse.languages import cbranches, cmacros
 from symdiff.parse.languages.engine import (
     CLASSLIKE,
     Def,
@@ -133,4 +133,5 @@ FAMILY = Family(
     join=join,
     wrappers=frozenset({"template_declaration"}),
     mask=cmacros.mask,
+    branches=cbranches.splitting,
 )

@@ -81,6 +81,10 @@ class Family:
     # A second text to parse (same length and lines) when the first parse has syntax errors:
     # Bash's constructs the grammar cannot read, blanked. Kept if it parses with fewer errors.
     recover: Callable[[bytes], bytes] | None = None
+    # The byte spans to blank so that the preprocessor conditionals that split a declaration
+    # where the tree has syntax errors read as their first branch (C family: cbranches.py).
+    # The blanked text is kept while it parses with fewer errors.
+    branches: Callable[[bytes, Node], list[tuple[int, int]]] | None = None
     # The canonical form of a header's text, where the language writes one header two ways:
     # one quote style for literals (Python, JS/TS), `, do:` vs `do` (Elixir), `=` vs `<-` (R).
     canonical: Callable[[str], str] | None = None
@@ -448,6 +452,19 @@ def _end_line(node: Node) -> int:
     if end.column == 0 and end.row > node.start_point.row:
         return end.row
     return end.row + 1
+
+
+def error_spans(root: Node, *, skip: frozenset[str] = frozenset()) -> list[tuple[int, int]]:
+    """The byte spans of a tree's ERROR nodes and of the nodes the parser made up, except
+    inside nodes of the `skip` types."""
+    spans, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            spans.append((node.start_byte, node.end_byte))
+        elif node.type not in skip:
+            stack.extend(c for c in node.children if c.has_error)
+    return spans
 
 
 def error_bytes(root: Node) -> int:

@@ -8,7 +8,7 @@ import re
 
 from tree_sitter import Node
 
-from symdiff.parse.languages import cfamily, cmacros
+from symdiff.parse.languages import cbranches, cfamily, cmacros
 from symdiff.parse.languages.engine import Def, Enclosing, Family, Handler, join_with, text
 
 BODIES = frozenset({"compound_statement"})
@@ -28,12 +28,21 @@ _ANNOTATIONS = re.compile(
 )
 
 
+# A method's first selector keyword after its return type: `- (void)__addAccessory {`. C's mask
+# reads a reserved name after a `)` as a decoration macro (`f(int) __THROW;`); here it is not.
+_SELECTOR = re.compile(rb"^[ \t]*[-+][ \t]*\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*(_\w+)", re.MULTILINE)
+
+
 def mask(source: bytes) -> bytes:
     """C's macro mask, and Objective-C's availability macros blanked (same length and lines)."""
     masked = cmacros.mask(source)
     if b"_" not in masked:
         return masked
-    return _ANNOTATIONS.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), masked)
+    masked = _ANNOTATIONS.sub(lambda m: re.sub(rb"[^\n]", b" ", m.group(0)), masked)
+    kept = bytearray(masked)
+    for m in _SELECTOR.finditer(source):
+        kept[m.start(1) : m.end(1)] = m.group(1)
+    return bytes(kept)
 
 
 def _container(kind: str) -> Handler:
@@ -75,4 +84,5 @@ FAMILY = Family(
     },
     join=join_with("."),
     mask=mask,
+    branches=cbranches.splitting,
 )

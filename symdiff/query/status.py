@@ -4,28 +4,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from symdiff.config import Settings, workspace_root
+from symdiff.config import Settings
 from symdiff.errors import StoreError
 from symdiff.workspace.layout import read_status
 from symdiff.workspace.lock import running
+
+# What the daemon's status file adds: its last pass, its start pass's progress, and whether
+# recording keeps failing.
+FROM_DAEMON = ("last_reconcile", "changes_recorded", "progress", "degraded", "overflows",
+               "failing", "failing_since", "attempts", "last_error", "unrecorded")
 
 
 def status(settings: Settings) -> dict[str, object]:
     """Whether a daemon watches the workspace, since when, what it is doing, what is recorded.
 
-    The workspace is the nearest at or above `settings.root`. Keys beside the daemon's own:
+    The workspace is `settings.root` (`Settings.resolve(nearest=True)` finds it from a
+    subdirectory). Keys beside the daemon's own:
     `changes` (None: not indexed yet), `baseline_done` (None: not indexed yet), `progress`
     (`{"pass", "done", "total"}` while the daemon's start pass runs, else None),
     `newest_record` (RFC 3339, None without records), `database` and `database_bytes`; and
     `error` when the database exists but cannot be read.
     """
-    root = workspace_root(settings.root)
+    root = settings.root
     holder = running(root)
     out: dict[str, object] = {"root": str(root), "running": holder is not None}
     if holder is not None:
         out.update({k: holder.get(k) for k in ("pid", "host", "started_at")})
     report = read_status(root).to_json()
-    for key in _FROM_DAEMON:
+    for key in FROM_DAEMON:
         out[key] = report[key]
     if holder is None:
         out["progress"] = None  # a pass that a dead daemon left unfinished is not running
@@ -36,12 +42,6 @@ def status(settings: Settings) -> dict[str, object]:
     except StoreError as err:
         out["error"] = err.render()
     return out
-
-
-# What the daemon's status file adds: its last pass, its start pass's progress, and whether
-# recording keeps failing.
-_FROM_DAEMON = ("last_reconcile", "changes_recorded", "progress", "degraded", "overflows",
-                "failing", "failing_since", "attempts", "last_error", "unrecorded")
 
 
 def _safe_url(url: str) -> str:

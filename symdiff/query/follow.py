@@ -1,10 +1,10 @@
-"""What the live page reads: the records of its view (the diff query's filters) from the start
-of its window, then every record written after them, in the cursor order of the query
-(docs/query.md: each record exactly once); one record found again with its patch; one
-definition's versions with the symbol-scoped diff of one of them.
+"""Following new records: the records of a view (the diff query's filters) from the start of
+its window, then every record written after them, in the cursor order of the query
+(docs/query.md: each record exactly once); and one record found again with its patch. The live
+page (symdiff/ui) reads through these.
 
-No SQL here: the reads are the Store's (`Store.page` with the query's `ChangeFilter`), the
-query's patch builder and the symbol history's.
+No SQL here: the reads are the Store's (`Store.page` with the query's `ChangeFilter`) and the
+query's patch builder.
 """
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from symdiff.config import Settings
-from symdiff.errors import InvalidArgs, SymdiffError
-from symdiff.query.answer import change_git_patch, select_workspaces
+from symdiff.errors import InvalidArgs
 from symdiff.query.args import DiffQuery, Window, encode_cursor, parse
+from symdiff.query.patches import change_git_patch
+from symdiff.query.workspaces import select_workspaces
 from symdiff.store import ChangeFilter, PathFilter, Position, Store, StoredChange
 from symdiff.store.changes import START
 from symdiff.store.kept import reader
 from symdiff.timestamps import to_us
 
-__all__ = ["PAGE", "Follower", "Step", "View", "change_view", "symbol_view"]
+__all__ = ["PAGE", "Follower", "Step", "View", "change_view"]
 
 PAGE = 500  # records per read, and per event the page receives
 PATCH_CAP = 1024 * 1024  # characters of a patch sent to the page; the rest is cut
 _FIND_PAGES = 40  # pages read at most to find a record again by its id
-_HISTORY = 200  # versions listed beside a symbol's diff
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,28 +139,3 @@ def change_view(settings: Settings, *, version: int, path: str,
     patch = change_git_patch(store, change)
     return {"record": _record(change), "patch": patch[:PATCH_CAP],
             "truncated": len(patch) > PATCH_CAP}  # fmt: skip
-
-
-def symbol_view(settings: Settings, *, name: str, path: str | None,
-                version: int | None) -> dict[str, Any]:  # fmt: skip
-    """A definition's versions (newest first, without their diffs) and the symbol-scoped diff
-    of `version` (None: the newest), or why there is none."""
-    from symdiff.symbols.history import symbol_history
-    from symdiff.symbols.lineage import lineage, version_of
-    from symdiff.symbols.texts import Texts
-
-    history = symbol_history(settings, name, path=path, limit=_HISTORY, diffs=False).as_dict()
-    out: dict[str, Any] = {"history": history, "version": version, "diff": None, "note": None}
-    store = reader(settings.db_url)
-    if history["status"] != "found" or store is None:
-        return out
-    try:
-        ws, lin = lineage(store, settings, name, path=path)
-        v = lin.newest if version is None else version_of(lin, version)
-        out["version"] = v.id
-        out["diff"] = Texts(store, ws.root).scoped_diff(v)
-    except SymdiffError as err:
-        out["note"] = err.reason
-    if out["diff"] is None and out["note"] is None:
-        out["note"] = "no text of this version is kept (a binary file or one over 4 MiB)"
-    return out
