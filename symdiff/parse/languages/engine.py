@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import operator
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -129,16 +130,44 @@ def field_def(
 
     `methods`: a function directly inside a class-like is a method (`method_in_class`).
     """
+    return _FieldDef(kind, name, body, methods)
 
-    def handle(node: Node, scope: Enclosing) -> Def | None:
-        name_node = node.child_by_field_name(name)
+
+@dataclass(frozen=True, slots=True)
+class _FieldDef:
+    """`field_def`'s handler: by field name, or by field id once bound to a language."""
+
+    kind: str
+    name: str
+    body: str
+    methods: bool
+
+    def __call__(self, node: Node, scope: Enclosing) -> Def | None:
+        name_node = node.child_by_field_name(self.name)
         if name_node is None:
             return None
-        found = methods and scope.kind in CLASSLIKE
-        return Def(text(name_node), "method" if found else kind, node.child_by_field_name(body),
-                   (name_node,))  # fmt: skip
+        return self._def(name_node, node.child_by_field_name(self.body), scope)
 
-    return handle
+    def bind(self, language: Language) -> Handler:
+        """The same handler with its fields looked up by id (a lookup by name first finds the
+        id from the name, on every call)."""
+        name_id = language.field_id_for_name(self.name)
+        body_id = language.field_id_for_name(self.body)
+        if name_id is None or body_id is None:
+            return self
+        make = self._def
+
+        def handle(node: Node, scope: Enclosing) -> Def | None:
+            name_node = node.child_by_field_id(name_id)
+            if name_node is None:
+                return None
+            return make(name_node, node.child_by_field_id(body_id), scope)
+
+        return handle
+
+    def _def(self, name_node: Node, body: Node | None, scope: Enclosing) -> Def:
+        method = self.methods and scope.kind in CLASSLIKE
+        return Def(text(name_node), "method" if method else self.kind, body, (name_node,))
 
 
 def method_in_class(handler: Handler) -> Handler:
@@ -215,8 +244,12 @@ class _Walk:
         open_enclosings: list[tuple[int, Enclosing]] = [
             (root.end_byte + 1, Enclosing(prefix, "module" if prefix else None))
         ]
-        handlers = self.family.handlers
-        found_nodes: Iterable[tuple[Node, Node | None]]
+        bound = _BOUND.get(id(query))
+        handlers = (
+            bound[2] if bound is not None and bound[0] is query and bound[1] is self.family
+            else self.family.handlers
+        )  # fmt: skip
+        found_nodes: Iterable[tuple[Node, Node | None, str]]
         if self.family.keywords and not root.has_error:
             # A tree with errors may hold a definition anywhere: the query finds it there.
             found_nodes = _statements(root, self.source, self.family)
@@ -224,13 +257,13 @@ class _Walk:
             # The query finds candidate nodes in C; walking every node in Python is 6x slower.
             captured = QueryCursor(query).captures(root).get("def", [])
             captured.sort(key=lambda n: (n.start_byte, -n.end_byte))
-            found_nodes = ((node, None) for node in captured)
-        for node, parent in found_nodes:
+            found_nodes = ((node, None, node.type) for node in captured)
+        for node, parent, kind in found_nodes:
             start = node.start_byte
             while start >= open_enclosings[-1][0]:
                 open_enclosings.pop()
             scope = open_enclosings[-1][1]
-            found = handlers[node.type](node, scope)
+            found = handlers[kind](node, scope)
             if found is not None:
                 inner = self._emit(node, scope, self._lead(node, parent), found)
                 open_enclosings.append(((found.end or node).end_byte, inner))
@@ -374,8 +407,8 @@ class _Walk:
                 stack.append(child)
 
 
-def _statements(root: Node, source: bytes, family: Family) -> list[tuple[Node, Node]]:
-    """The nodes under `root` that have a handler, each with its parent, in document order.
+def _statements(root: Node, source: bytes, family: Family) -> list[tuple[Node, Node, str]]:
+    """The nodes under `root` that have a handler, each with its parent and type, in order.
 
     Every definition's text holds one of the family's `keywords` (Python: `def`, `class`), and
     so does each node above it. So the walk does not visit statements one by one: it takes the
@@ -388,7 +421,7 @@ def _statements(root: Node, source: bytes, family: Family) -> list[tuple[Node, N
     the nodes that a walk entering every container would meet.
     """
     handlers, containers = family.handlers, family.containers
-    found: list[tuple[Node, Node]] = []
+    found: list[tuple[Node, Node, str]] = []
     hits = sorted(m.start() for word in family.keywords for m in _finder(word).finditer(source))
     cursor = root.walk()
     parents, ends = [root], [root.end_byte]
@@ -412,14 +445,14 @@ def _statements(root: Node, source: bytes, family: Family) -> list[tuple[Node, N
             kind = node.type
             if kind in containers:
                 if kind in handlers:
-                    found.append((node, parents[-1]))
+                    found.append((node, parents[-1], kind))
                 parents.append(node)
                 ends.append(node.end_byte)
                 if kind in handlers:
                     break  # the keyword is this definition's own
                 continue
             if kind in handlers:
-                found.append((node, parents[-1]))
+                found.append((node, parents[-1], kind))
             pos = max(pos, node.end_byte)
             cursor.goto_parent()
             break
@@ -502,13 +535,32 @@ def error_bytes(root: Node) -> int:
 
 
 def definition_query(family: Family, language: Language) -> Query:
-    """A query capturing every node type that the family has a handler for (or its own)."""
+    """A query capturing every node type that the family has a handler for (or its own).
+
+    Also binds the family's handlers to `language` (`_FieldDef.bind`), for `walk` to find by
+    the query: both are made once per language, the query is the one `walk` receives.
+    """
     if family.query is not None:
-        return Query(language, family.query)
-    types = [
-        t for t in family.handlers if t == "ERROR" or language.id_for_node_kind(t, True) is not None
-    ]
-    return Query(language, "[" + " ".join(f"({t})" for t in types) + "] @def")
+        query = Query(language, family.query)
+    else:
+        types = [
+            t
+            for t in family.handlers
+            if t == "ERROR" or language.id_for_node_kind(t, True) is not None
+        ]
+        query = Query(language, "[" + " ".join(f"({t})" for t in types) + "] @def")
+    bound = {
+        kind: handler.bind(language) if isinstance(handler, _FieldDef) else handler
+        for kind, handler in family.handlers.items()
+    }
+    with _BOUND_LOCK:
+        _BOUND[id(query)] = (query, family, bound)  # holds the query: its id stays its own
+    return query
+
+
+# id(query) -> (the query, its family, the family's handlers bound to the query's language).
+_BOUND: dict[int, tuple[Query, Family, dict[str, Handler]]] = {}
+_BOUND_LOCK = threading.Lock()
 
 
 def walk(family: Family, source: bytes, root: Node, query: Query) -> list[Symbol]:
