@@ -99,7 +99,8 @@ class Family:
     # Whether a header with no comment mark (COMMENT_MARKS covers all of the language's
     # comments) has only whitespace between its body and the node before it, so that the
     # header's end can be read from the source instead of the tree (Python: its other extra,
-    # a line continuation `\`, ends on the line of its backslash either way).
+    # a line continuation `\`, ends on the line of its backslash either way). Names (the cut)
+    # must hold no newline.
     header_from_bytes: bool = False
     # The query that finds candidate nodes, when a predicate can drop in C most of the nodes
     # whose handler would return None (Elixir: every expression is a call); default: every node
