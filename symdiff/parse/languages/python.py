@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symdiff.parse.languages.engine import Family, field_def, join_with, method_in_class
+from symdiff.parse.languages.engine import Family, field_def, join_with
 from symdiff.parse.languages.quotes import python_quotes
 
 CONTAINERS = frozenset(
@@ -14,7 +14,7 @@ CONTAINERS = frozenset(
 
 FAMILY = Family(
     handlers={
-        "function_definition": method_in_class(field_def("function")),
+        "function_definition": field_def("function", methods=True),
         "class_definition": field_def("class"),
     },
     join=join_with("."),
@@ -23,4 +23,5 @@ FAMILY = Family(
     # Python defines only in statements; these are all the nodes that hold statements.
     containers=CONTAINERS,
     keywords=(b"def", b"class"),
+    header_from_bytes=True,
 )
