@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -71,6 +72,7 @@ def test_cursor_pages_read_every_record_once_while_writers_write(url: str, root:
     settings = Settings(root=root, db_url=url, host=HOST)
     seen: list[str] = []
     cursor: str | None = None
+    end = float("inf")
     with Store(url, read_only=True) as store:
         first = diff(settings, DiffQuery(workspace="all", scope="all", limit=1), store=store)
         assert first.records == [] or len(first.records) == 1
@@ -82,10 +84,16 @@ def test_cursor_pages_read_every_record_once_while_writers_write(url: str, root:
             assert len(answer.records) <= 50
             seen.extend(r["path"] for r in answer.records)
             cursor = answer.cursor
-            if finished and not answer.more:
+            # On PostgreSQL a transaction open anywhere on the server (another test's) holds
+            # the newest records back from a page (docs/query.md: late, never lost): once the
+            # writers are done, page on until every record came, or the deadline.
+            if finished and not answer.more and (len(seen) >= 2000 or time.monotonic() > end):
                 break
-            if not any(th.is_alive() for th in threads):
+            if not any(th.is_alive() for th in threads) and not done.is_set():
                 done.set()
+                end = time.monotonic() + 60
+            if finished and not answer.records:
+                time.sleep(0.05)
     for th in threads:
         th.join()
     assert errors == []
