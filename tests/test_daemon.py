@@ -27,6 +27,7 @@ from symdiff.config import Settings
 from symdiff.errors import LockedError
 from symdiff.query.status import status
 from symdiff.record.daemon import Daemon
+from symdiff.record.watcher import Batch
 from symdiff.store import Store
 from symdiff.workspace.lock import running, workspace_lock
 from symdiff.workspace.sync import sync
@@ -718,3 +719,28 @@ def test_watch_on_postgresql_records_with_a_read_only_state_dir(root: Path, pg_u
         (root / ".symdiff").chmod(0o755)
     assert "queries will not wait for the daemon" in err
     assert "inotify unavailable" not in err and "WATCH LIMIT" not in err
+
+
+class _Parts:
+    """A dirty set that hands out the given batches one per take (the unit seam of `_git_tail`)."""
+
+    settle_s = 0.0
+
+    def __init__(self, *parts: Batch) -> None:
+        self.parts = list(parts)
+
+    def take(self, timeout: float, *, settle: bool = True) -> Batch | None:
+        return self.parts.pop(0) if self.parts else None
+
+
+def test_a_git_tail_keeps_a_full_rescan_asked_for_by_any_part(root: Path) -> None:
+    """An overflow in the middle of a large checkout asks for a full rescan; a later part of the
+    command's tail (a few more paths) must not take that back, or the dropped events are lost
+    (5,000 files checked out, 2,639 recorded, before this)."""
+    d = Daemon(make_settings(root))
+    d.dirty = _Parts(Batch(frozenset({"a.py"}), full=True, events=3),  # type: ignore[assignment]
+                     Batch(frozenset({"b.py"}), events=1))
+    tail = d._git_tail(Batch(frozenset({"c.py"}), events=1))
+    assert tail.full and tail.paths == {"a.py", "b.py", "c.py"} and tail.events == 5
+    d.dirty = _Parts(Batch(frozenset({"b.py"})))  # type: ignore[assignment]
+    assert d._git_tail(Batch(frozenset(), full=True)).full  # nor a later part the first's

@@ -335,8 +335,11 @@ class Daemon:
             rest = self.dirty.take(0, settle=False)
             if not rest:
                 break
+            # A full rescan asked for by any part (a queue overflow in the middle of a large
+            # checkout) stays asked for: the events the kernel dropped are in no part's paths.
             batch = Batch(collapse(batch.paths | rest.paths), {**batch.moves, **rest.moves},
-                          batch.cookies | rest.cookies, rest.full, batch.events + rest.events)
+                          batch.cookies | rest.cookies, batch.full or rest.full,
+                          batch.events + rest.events)
         return batch
 
     def _isolate(self, batch: Batch, provenance: Provenance) -> Report:
