@@ -4,6 +4,10 @@ and the rules that choose which conditionals to read so."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
 import pytest
 
 from symdiff.parse.extract import extract
@@ -249,3 +253,38 @@ def test_cpp_members_split_by_a_conditional_keep_their_class() -> None:
     assert [(s.name, s.start_line) for s in extract("cpp", CPP_HEADS)] == [
         ("store", 1), ("store::Queue", 3), ("store::Queue::push", 6),
         ("store::Queue::pop", 9), ("store::Queue::clear", 19)]
+
+
+def _recall_script() -> ModuleType:
+    """benchmarks/symbol_recall.py, whose by-name scoring the docs' figures rest on."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "symbol_recall.py"
+    spec = importlib.util.spec_from_file_location("symbol_recall", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("scope", "name", "names", "found"),
+    [
+        # A specialization's members: ctags drops the template arguments from the scope.
+        ("std::allocator_traits", "allocate", ["std::allocator_traits<allocator<_Tp>>::allocate"],
+         True),
+        ("std::__atomic_base", "operator ++", ["std::__atomic_base<_PTp*>::operator++"], True),
+        # An operator's own `<` is not a template argument list.
+        ("std::X", "operator <", ["std::X::operator<"], True),
+        ("std::X", "operator <=>", ["std::X::operator<=>"], True),
+        ("std::X", "operator _Tp*", ["std::X::operator _Tp*"], True),
+        # Real differences stay misses: another class, a lost namespace, an in-class friend.
+        ("std::X", "f", ["std::Y<int>::f"], False),
+        ("std::X", "f", ["X<int>::f"], False),
+        ("std", "operator ==", ["std::X::operator=="], False),
+        ("std::X", "f", ["std::_Tp f"], False),
+    ],
+)
+def test_by_name_scoring_ignores_only_notation(
+    scope: str, name: str, names: list[str], found: bool
+) -> None:
+    tag = {"name": name, "scope": scope, "scopeKind": "class"}
+    assert _recall_script()._qualified("cpp", tag, names) is found

@@ -47,9 +47,40 @@ def _function_declarator(node: Node | None) -> Node | None:
     return None
 
 
+def _conversion(node: Node | None) -> tuple[str, tuple[Node, ...]] | None:
+    """A conversion function's name and the nodes naming it: `operator bool() const`,
+    `A::operator _Tp*()` (`operator bool`, `A::operator _Tp*`), as ctags names them."""
+    scopes: list[Node] = []
+    while node is not None and node.type == "qualified_identifier":
+        scopes.extend(c for c in node.children if c != node.child_by_field_name("name"))
+        node = node.child_by_field_name("name")
+    if node is None or node.type != "operator_cast":
+        return None
+    # Down to the parameter list: what comes before it names the type (`operator _Tp*`).
+    cut: list[Node] = []
+    inner: Node | None = node
+    while inner is not None and inner.type != "abstract_function_declarator":
+        after = inner.child_by_field_name("declarator")
+        cut.extend(c for c in inner.children if c != after)
+        inner = after
+    params = None if inner is None else inner.child_by_field_name("parameters")
+    if params is None:
+        return None
+    head = text(node)[: params.start_byte - node.start_byte]
+    qualifier = "".join(normalise(text(c)) for c in scopes)
+    return qualifier + normalise(head), (*scopes, *cut)
+
+
 def _function(node: Node, scope: Enclosing) -> Def | None:
     declarator = _function_declarator(node.child_by_field_name("declarator"))
     name = None if declarator is None else declarator.child_by_field_name("declarator")
+    if declarator is None and node.type != "ERROR":
+        conversion = _conversion(node.child_by_field_name("declarator"))
+        if conversion is not None:
+            local, cut = conversion
+            owner = local.split("::")[-2] if "::" in local else scope.name
+            kind = "method" if "::" in local or scope.kind in CLASSLIKE else "function"
+            return Def(local, kind, node.child_by_field_name("body"), cut) if owner else None
     if name is None or name.type in WRAPPING_DECLARATORS:
         return None
     local = normalise(text(name))
