@@ -295,3 +295,30 @@ def test_cpp_conversion_functions_are_named_operator_type() -> None:
         ("n::A::operator bool", "method", 6, "()const"),
         ("n::A<T>::operator T*", "method", 7, "template<class T>()const"),
     ]
+
+
+# Export and calling-convention macros that are not reserved names (Yoga's `YG_EXPORT`, imgui's
+# `IMGUI_CDECL`): tree-sitter read the function's type as a scope with an invented `::`
+# (`YGConfigRef::YGConfigNew`, `IMGUI_CDECL::Cmp`), and the class as named `YG_EXPORT`.
+EXPORT_MACROS = b"""\
+YG_EXPORT YGConfigRef YGConfigNew(void);
+static int IMGUI_CDECL Cmp(const void* a) { return 0; }
+namespace facebook::yoga {
+class YG_EXPORT Config : public ::YGConfig {
+ public:
+  void setUseWebDefaults(bool useWebDefaults);
+};
+struct MY_TAG value;
+}
+"""
+
+
+def test_cpp_export_macros_leave_names_alone() -> None:
+    got = [(s.name, s.kind, s.start_line, s.signature) for s in extract("cpp", EXPORT_MACROS)]
+    assert got == [
+        ("YGConfigNew", "function", 1, "YG_EXPORT YGConfigRef(void);"),
+        ("Cmp", "function", 2, "static int IMGUI_CDECL(const void*a)"),
+        ("facebook::yoga", "namespace", 3, "namespace"),
+        ("facebook::yoga::Config", "class", 4, "class YG_EXPORT:public::YGConfig"),
+        ("facebook::yoga::Config::setUseWebDefaults", "method", 6, "void(bool useWebDefaults);"),
+    ]

@@ -71,6 +71,19 @@ def _conversion(node: Node | None) -> tuple[str, tuple[Node, ...]] | None:
     return qualifier + normalise(head), (*scopes, *cut)
 
 
+def _past_invented_scope(name: Node) -> Node:
+    """The name itself when tree-sitter made a type into a scope by inventing the `::`: in
+    `YG_EXPORT YGConfigRef YGConfigNew(void);` the macro is read as the type and the type as
+    the scope of `YGConfigRef::YGConfigNew`; `static int IMGUI_CDECL Cmp(…)` likewise."""
+    while name.type == "qualified_identifier":
+        colons = next((c for c in name.children if c.type == "::"), None)
+        inner = name.child_by_field_name("name")
+        if colons is None or not colons.is_missing or inner is None:
+            break
+        name = inner
+    return name
+
+
 def _function(node: Node, scope: Enclosing) -> Def | None:
     declarator = _function_declarator(node.child_by_field_name("declarator"))
     name = None if declarator is None else declarator.child_by_field_name("declarator")
@@ -83,6 +96,7 @@ def _function(node: Node, scope: Enclosing) -> Def | None:
             return Def(local, kind, node.child_by_field_name("body"), cut) if owner else None
     if name is None or name.type in WRAPPING_DECLARATORS:
         return None
+    name = _past_invented_scope(name)
     local = normalise(text(name))
     parts = local.split("::")
     owner = parts[-2] if len(parts) > 1 else (scope.name or "").rsplit("::", 1)[-1]

@@ -55,6 +55,12 @@ _SPECIFIER = re.compile(
     rb"(" + _MACRO + rb"(?:\s+" + _MACRO + rb")*)(?=\s*(?:[A-Za-z_{]|=(?!=)))",
     re.MULTILINE,
 )
+# An export macro between `class` or `struct` and the name of a class being defined:
+# `class YG_EXPORT Config : public ::YGConfig {`, `struct IMGUI_API ImGuiStyle {`.
+_CLASS_MACRO = re.compile(
+    rb"(?:(?<=\bclass[ \t])|(?<=\bstruct[ \t]))([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
+    rb"(?=\s+[A-Za-z_]\w*\s*(?:final\b|:(?!:)|\{))"
+)
 _NAME_START = re.compile(rb"[A-Za-z_]")
 _USING_NAME = re.compile(rb"\busing\s+\w+\s*$")
 # K&R-compatibility wrappers around a parameter list: `OF((int a))` is `(int a)`.
@@ -118,5 +124,6 @@ def mask(source: bytes) -> bytes:
     masked = _NAMESPACE.sub(_blank_after_name, masked)
     masked = _outside_directives(_TRAILING, _blank, masked)
     masked = _outside_directives(_SPECIFIER, _blank_specifier, masked)
+    masked = _outside_directives(_CLASS_MACRO, _blank, masked)
     masked = _outside_directives(_KR, _unwrap, masked)
     return _outside_directives(_EXPORTS, _blank, masked)
