@@ -226,6 +226,10 @@ namespace std _GLIBCXX_VISIBILITY(default)
       friend _GLIBCXX20_CONSTEXPR bool
       operator==(const unary_negate&, const unary_negate&) _GLIBCXX_NOTHROW
       { return true; }
+
+      _GLIBCXX20_CONSTEXPR
+      ~unary_negate()
+      { }
     };
 
   template<typename _Tp>
@@ -247,7 +251,8 @@ def test_cpp_specifier_macros_are_not_read_as_the_type() -> None:
         ("std::unary_negate::unary_negate", "constructor", 18),
         ("std::unary_negate::empty", "method", 22),
         ("std::unary_negate::operator==", "method", 26),
-        ("std::operator!=", "function", 31),
+        ("std::unary_negate::~unary_negate", "method", 31),
+        ("std::operator!=", "function", 35),
     ]
     # Inside the definition, macros stay in its signature, which is cut from the original text.
     assert "_GLIBCXX14_CONSTEXPR" in next(s.signature for s in extract("cpp", GLIBCXX_SPECIFIERS)

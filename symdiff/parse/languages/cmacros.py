@@ -52,7 +52,7 @@ _MACRO = rb"_[A-Z][A-Z0-9_]{2,}\b(?:\s*" + GROUP + rb")?"
 _SPECIFIER = re.compile(
     rb"(^[ \t]*|\b(?:inline|static|friend|constexpr|virtual|explicit|extern|const"
     rb"|class|struct|union)[ \t]+|\busing[ \t]+\w+[ \t]+)"
-    rb"(" + _MACRO + rb"(?:\s+" + _MACRO + rb")*)(?=\s*(?:[A-Za-z_{]|=(?!=)))",
+    rb"(" + _MACRO + rb"(?:\s+" + _MACRO + rb")*)(?=\s*(?:[A-Za-z_{~]|=(?!=)))",
     re.MULTILINE,
 )
 # An export macro between `class` or `struct` and the name of a class being defined:
