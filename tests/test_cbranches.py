@@ -130,6 +130,7 @@ def test_a_file_that_parses_is_never_blanked() -> None:
     (b"#if A\nRCT_EXPORT_MODULE()\n#endif\n- (void)a;\n", False),  # a macro statement
     (b"#if A\n#define X 1 // {\n#else\n#define X 2 /* ( */\n#endif\n", False),
     (b"#if A\nint f(void) {\n  return g(\n#if B\n  1);\n#else\n  2);\n#endif\n}\n#endif\n", False),
+    (b"if (a) x();\n#if B\nelse if (b) y();\n#endif\nelse z();\n", True),  # an `else` chain
 ])
 def test_which_conditionals_split_a_declaration(branches: bytes, split: bool) -> None:
     conds = sorted(cbranches.conditionals(branches), key=lambda c: c.span[0])
@@ -288,3 +289,86 @@ def test_by_name_scoring_ignores_only_notation(
 ) -> None:
     tag = {"name": name, "scope": scope, "scopeKind": "class"}
     assert _recall_script()._qualified("cpp", tag, names) is found
+
+
+# In the shape of libstdc++'s fs_path.h: `if … else if` chains split by `#if` inside member
+# functions' bodies, and a struct per platform. The errors they made ended the namespace `fs`
+# early, and the class defined after them lost it (`lib::path::iterator`).
+BODY_SPLIT = b"""\
+namespace lib
+{
+namespace fs
+{
+  class path
+  {
+    template<typename _Tp>
+      static auto
+      convert(_Tp str)
+      {
+\tif constexpr (is_same_v<typename _Tp::value_type, char>)
+\t  return str;
+#if !defined FS_WINDOWS && defined USE_CHAR8
+\telse if constexpr (is_same_v<_Tp, std::u8string>)
+\t  return string_type(convert(str.data()));
+#endif
+\telse
+\t  return convert(str.data(), str.size());
+      }
+  };
+
+  template<typename _Ch>
+    auto
+    path::convert(const _Ch* f, const _Ch* l)
+    {
+      if constexpr (is_same_v<_Ch, char>)
+\treturn f;
+#if !defined FS_WINDOWS && defined USE_CHAR8
+      else if constexpr (is_same_v<_Ch, char8_t>)
+\treturn string_view(f, l - f);
+#endif
+      else
+\t{
+#ifdef FS_WINDOWS
+\t  std::wstring wide;
+\t  if constexpr (is_same_v<_Ch, char>)
+\t    {
+\t      struct Cvt : std::codecvt<wchar_t, char, std::mbstate_t>
+\t      { } cvt;
+\t      if (convert_in(f, l, wide, cvt))
+\t\treturn wide;
+\t    }
+#ifdef USE_CHAR8
+\t  else if constexpr (is_same_v<_Ch, char8_t>)
+\t    return from_utf8(f, l);
+#endif
+\t  else
+\t    {
+\t      struct Cvt : std::codecvt<_Ch, char, std::mbstate_t>
+\t      { } cvt;
+\t      return from_utf8(cvt);
+\t    }
+#else
+\t  struct Cvt : std::codecvt<_Ch, char, std::mbstate_t>
+\t  { } cvt;
+\t  std::string narrow;
+\t  if (convert_out(f, l, narrow, cvt))
+\t    return narrow;
+#endif
+\t  throw_conversion_error();
+\t}
+    }
+
+  class path::iterator
+  {
+    bool equals(iterator) const;
+  };
+} // namespace fs
+} // namespace lib
+"""
+
+
+def test_cpp_an_else_chain_split_in_a_body_keeps_the_namespace() -> None:
+    names = _names("cpp", BODY_SPLIT)
+    assert names["lib::fs::path::iterator"] == 64
+    assert names["lib::fs::path::iterator::equals"] == 66
+    assert "lib::path::iterator" not in names

@@ -49,16 +49,18 @@ _NAMESPACE = re.compile(rb"(?<=\bnamespace)(\s+\w+)(\s+_[A-Z_]\w*\s*" + GROUP + 
 # reserved names are template parameters (`_Tp`); one followed by `::`, `(…);`, `,` or `=` is a
 # namespace, a call or a constant, and `struct _IO_FILE {` names the struct.
 _MACRO = rb"_[A-Z][A-Z0-9_]{2,}\b(?:\s*" + GROUP + rb")?"
-_SPECIFIER = re.compile(
-    rb"(^[ \t]*|\b(?:inline|static|friend|constexpr|virtual|explicit|extern|const"
-    rb"|class|struct|union)[ \t]+|\busing[ \t]+\w+[ \t]+)"
-    rb"(" + _MACRO + rb"(?:\s+" + _MACRO + rb")*)(?=\s*(?:[A-Za-z_{~]|=(?!=)))",
-    re.MULTILINE,
+_SPECIFIER = re.compile(  # a literal `_` first, for speed; where it stands is `_specifier`'s
+    rb"_(?<!\w_)[A-Z][A-Z0-9_]{2,}\b(?:\s*" + GROUP + rb")?(?:\s+" + _MACRO + rb")*"
+    rb"(?=\s*(?:[A-Za-z_{~]|=(?!=)))"
+)
+_LEAD = re.compile(
+    rb"(?:^|\b(?:inline|static|friend|constexpr|virtual|explicit|extern|const|class|struct|union"
+    rb"|using[ \t]+\w+))[ \t]*$"
 )
 # An export macro between `class` or `struct` and the name of a class being defined:
 # `class YG_EXPORT Config : public ::YGConfig {`, `struct IMGUI_API ImGuiStyle {`.
 _CLASS_MACRO = re.compile(
-    rb"(?:(?<=\bclass[ \t])|(?<=\bstruct[ \t]))([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
+    rb"(?:class|struct)[ \t]+([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
     rb"(?=\s+[A-Za-z_]\w*\s*(?:final\b|:(?!:)|\{))"
 )
 _NAME_START = re.compile(rb"[A-Za-z_]")
@@ -79,17 +81,29 @@ def _blank_after_name(match: re.Match[bytes]) -> bytes:
     return match.group(0) if macro is None else match.group(1) + re.sub(rb"[^\n]", b" ", macro)
 
 
-def _blank_specifier(match: re.Match[bytes]) -> bytes:
-    """The macro of a `_SPECIFIER` match blanked; before `=` only in `using name MACRO(…) =`."""
-    lead, macro = match.group(1), match.group(2)
-    follows = match.string[match.end() : match.end() + 256].lstrip()[:1]
-    if lead.rstrip().endswith((b"class", b"struct", b"union")) and not _NAME_START.match(follows):
+def _specifier(match: re.Match[bytes]) -> bytes:
+    """A `_SPECIFIER` match blanked where it stands for specifiers: alone on its line so far, or
+    after a specifier keyword, `class`, or `using name`; before `=` only in `using name MACRO =`."""
+    text, start = match.string, match.start()
+    line = text[text.rfind(b"\n", 0, start) + 1 : start]
+    lead = _LEAD.search(line)
+    if lead is None:
+        return match.group(0)
+    follows = text[match.end() : match.end() + 256].lstrip()[:1]
+    if line.rstrip().endswith((b"class", b"struct", b"union")) and not _NAME_START.match(follows):
         return match.group(0)  # `struct _IO_FILE {`: the macro is the name
-    if follows == b"=" and not lead.startswith(b"using"):
-        before = match.string[max(0, match.start() - 256) : match.start()]
-        if not _USING_NAME.search(before):
-            return match.group(0)  # `_SC_ARG_MAX = 0` in an enum
-    return lead + re.sub(rb"[^\n]", b" ", macro)
+    using = b"using" in lead.group(0) or _USING_NAME.search(text[max(0, start - 256) : start])
+    if follows == b"=" and not using:
+        return match.group(0)  # `_SC_ARG_MAX = 0` in an enum
+    return _blank(match)
+
+
+def _class_macro(match: re.Match[bytes]) -> bytes:
+    start = match.start()
+    if start and (match.string[start - 1 : start].isalnum() or match.string[start - 1] == 95):
+        return match.group(0)  # `subclass FOO_BAR x {`: not the keyword
+    macro = match.start(1) - start
+    return match.group(0)[:macro] + b" " * (match.end(1) - match.start(1))
 
 
 def _unwrap(match: re.Match[bytes]) -> bytes:
@@ -123,7 +137,7 @@ def mask(source: bytes) -> bytes:
     masked = _DECLS.sub(_blank, source)
     masked = _NAMESPACE.sub(_blank_after_name, masked)
     masked = _outside_directives(_TRAILING, _blank, masked)
-    masked = _outside_directives(_SPECIFIER, _blank_specifier, masked)
-    masked = _outside_directives(_CLASS_MACRO, _blank, masked)
+    masked = _outside_directives(_SPECIFIER, _specifier, masked)
+    masked = _outside_directives(_CLASS_MACRO, _class_macro, masked)
     masked = _outside_directives(_KR, _unwrap, masked)
     return _outside_directives(_EXPORTS, _blank, masked)
