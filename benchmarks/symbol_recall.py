@@ -372,7 +372,7 @@ def _qualified(language: str, tag: dict[str, object], names: list[str]) -> bool:
     name, scope = (str(tag.get(k) or "").replace(" ", "") for k in ("name", "scope"))
     if language == "cpp":
         scope = _untemplated(scope)
-        names = [_untemplated(n.replace(" ", "")) for n in names]
+        names = [_untemplated(n).replace(" ", "") for n in names]
     if not scope or tag.get("scopeKind") == "file":
         return name in names or any(n.endswith(_SEPARATORS[language] + name) for n in names)
     sep = _SEPARATORS[language]
