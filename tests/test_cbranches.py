@@ -131,6 +131,7 @@ def test_a_file_that_parses_is_never_blanked() -> None:
     (b"#if A\n#define X 1 // {\n#else\n#define X 2 /* ( */\n#endif\n", False),
     (b"#if A\nint f(void) {\n  return g(\n#if B\n  1);\n#else\n  2);\n#endif\n}\n#endif\n", False),
     (b"if (a) x();\n#if B\nelse if (b) y();\n#endif\nelse z();\n", True),  # an `else` chain
+    (b"T* f() const\n#if C\nrequires P<T> || requires(T i) { i.g(); }\n#endif\n{ }\n", True),
 ])
 def test_which_conditionals_split_a_declaration(branches: bytes, split: bool) -> None:
     conds = sorted(cbranches.conditionals(branches), key=lambda c: c.span[0])
@@ -374,3 +375,46 @@ def test_cpp_an_else_chain_split_in_a_body_keeps_the_namespace() -> None:
     assert names["lib::fs::path::iterator"] == 64
     assert names["lib::fs::path::iterator::equals"] == 66
     assert "lib::path::iterator" not in names
+
+
+# libstdc++'s stl_iterator.h: a trailing requires-clause inside `#if`, between a member's head and
+# its body. The class around it, and every class after it in the namespace, lost its scope.
+REQUIRES_SPLIT = b"""\
+namespace std
+{
+  template<typename _Iterator>
+    class reverse_iterator
+    {
+    public:
+      pointer
+      operator->() const
+#if __cplusplus > 201703L && __cpp_concepts >= 201907L
+      requires is_pointer_v<_Iterator>
+\t|| requires(const _Iterator __i) { __i.operator->(); }
+#endif
+      {
+\t_Iterator __tmp = current;
+\treturn _S_to_pointer(__tmp);
+      }
+
+      reverse_iterator&
+      operator++()
+      { return *this; }
+    };
+
+  template<typename _Container>
+    class back_insert_iterator
+    {
+      back_insert_iterator&
+      operator*()
+      { return *this; }
+    };
+}
+"""
+
+
+def test_cpp_a_requires_clause_split_by_a_conditional_keeps_the_class() -> None:
+    names = _names("cpp", REQUIRES_SPLIT)
+    assert names["std::reverse_iterator::operator->"] == 7
+    assert names["std::reverse_iterator::operator++"] == 18
+    assert names["std::back_insert_iterator::operator*"] == 26

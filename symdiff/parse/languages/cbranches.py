@@ -15,11 +15,11 @@ become one ERROR node. ctags reads past the directives and keeps the first branc
 module, but only where it helps: `splitting` takes a text and its tree, and names the spans to
 blank: for each conditional that overlaps a syntax error and *splits* a declaration or a
 statement (a branch that leaves a bracket or an `@interface … @end` open, ends mid-way, not at a
-`;` or `}`, or starts with the `else` of an `if` before it), its directive lines and every branch
-after the first. The parse blanks them keeping the text's length and lines (`extract.py`), so
-the tree of the blanked text places definitions in the original. A conditional whose branches
-are each whole (a method for iOS, another for macOS) is left alone, so both branches'
-definitions stay, as ctags finds them.
+`;` or `}`, or starts with the `else` of an `if` or a head's `requires`), its directive lines and
+every branch after the first. The parse blanks them keeping the text's length and lines
+(`extract.py`), so the tree of the blanked text places definitions in the original. A
+conditional whose branches are each whole (a method for iOS, another for macOS) is left alone,
+so both branches' definitions stay, as ctags finds them.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ _OPENS, _CLOSES = (b"(", b"[", b"{"), (b")", b"]", b"}")
 # Objective-C blocks that `@end` closes; `@protocol Name;` is a forward declaration.
 _AT_OPEN = re.compile(rb"@(?:interface|implementation)\b|@protocol\b(?!\s*\w+(?:\s*,\s*\w+)*\s*;)")
 _AT_END = re.compile(rb"@end\b")
-# A branch that continues an `if` before the conditional: `#if X  else if (…) …;  #endif`.
-_ELSE = re.compile(rb"\s*else\b")
+# A branch that continues what comes before the conditional: an `if` (`#if X  else if (…) …;
+# #endif`) or a function's head (`f() const  #if X  requires C<T>  #endif  {`).
+_CONTINUES = re.compile(rb"\s*(?:else|requires)\b")
 
 
 @dataclass(slots=True)
@@ -98,8 +99,8 @@ def _whole(code: bytes, after: int) -> bool:
     if depth or (b"@" in code and len(_AT_OPEN.findall(code)) != len(_AT_END.findall(code))):
         return False
     last = code.rstrip()
-    if _ELSE.match(code):
-        return False  # `#if … else if (…) x; #endif`: the branch continues an `if` before it
+    if _CONTINUES.match(code):
+        return False  # `else if (…) x;`, `requires C<T>`: the branch continues a statement
     if not last or last.endswith((b";", b"}", b"@end")):
         return True
     return last.endswith(b")") and after not in b"{:"
