@@ -327,3 +327,16 @@ def test_cpp_export_macros_leave_names_alone() -> None:
         ("facebook::yoga::Config", "class", 4, "class YG_EXPORT:public::YGConfig"),
         ("facebook::yoga::Config::setUseWebDefaults", "method", 6, "void(bool useWebDefaults);"),
     ]
+
+
+def test_cpp_deleted_functions_outside_a_class_are_definitions() -> None:
+    # tree-sitter reads `= delete` outside a class as a variable's initialiser; ctags tags them.
+    source = (
+        b"namespace std {\nvoid begin(auto&) = delete;\n"
+        b"template<typename _Tp> void ref(const _Tp&&) = delete;\nint x = 0;\n}\n"
+    )
+    got = [(s.name, s.kind, s.start_line, s.signature) for s in extract("cpp", source)]
+    assert got[1:] == [
+        ("std::begin", "function", 2, "void(auto&)=delete;"),
+        ("std::ref", "function", 3, "template<typename _Tp>void(const _Tp&&)=delete;"),
+    ]

@@ -84,8 +84,18 @@ def _past_invented_scope(name: Node) -> Node:
     return name
 
 
+def _deleted(node: Node | None) -> Node | None:
+    """The declarator of `void begin(auto&) = delete;` outside a class, which tree-sitter reads
+    as a variable initialised by a `delete` expression; any other declarator as it is."""
+    if node is not None and node.type == "init_declarator":
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "delete_expression":
+            return node.child_by_field_name("declarator")
+    return node
+
+
 def _function(node: Node, scope: Enclosing) -> Def | None:
-    declarator = _function_declarator(node.child_by_field_name("declarator"))
+    declarator = _function_declarator(_deleted(node.child_by_field_name("declarator")))
     name = None if declarator is None else declarator.child_by_field_name("declarator")
     if declarator is None and node.type != "ERROR":
         conversion = _conversion(node.child_by_field_name("declarator"))
