@@ -340,3 +340,40 @@ def test_cpp_deleted_functions_outside_a_class_are_definitions() -> None:
         ("std::begin", "function", 2, "void(auto&)=delete;"),
         ("std::ref", "function", 3, "template<typename _Tp>void(const _Tp&&)=delete;"),
     ]
+
+
+STATEMENT_MACROS = b"""\
+namespace re2 {
+ABSL_FLAG(int, stack_limit, 256 << 10,
+          "default stack limit (bytes)");
+ABSL_FLAG(int, match_limit, 1000000,
+          "default match limit (function calls)");
+
+#ifndef USEPCRE
+struct pcre_extra {
+  int flags;
+};
+
+int pcre_exec(const pcre*, const pcre_extra*, int) {
+  return 0;
+}
+#endif
+
+void PCRE::Init(const char* pattern) {
+  pattern_ = pattern;
+}
+}
+"""
+
+
+def test_statement_macros_do_not_swallow_what_follows() -> None:
+    # re2's pcre.cc: `ABSL_FLAG(int, …);` at namespace scope made an ERROR that took the
+    # namespace; curses.h's `GCC_PRINTFLIKE(3,4);` ends the prototype before it.
+    assert [(s.name, s.start_line) for s in extract("cpp", STATEMENT_MACROS)] == [
+        ("re2", 1), ("re2::pcre_extra", 8), ("re2::pcre_exec", 12), ("re2::PCRE::Init", 17)]
+    c = (
+        b"extern NCURSES_EXPORT(int) mvprintw (int,int, const char *,...)\n"
+        b"\t\tGCC_PRINTFLIKE(3,4);\n"
+        b"extern NCURSES_EXPORT(int) mvscanw (int,int, const char *,...);\n"
+    )
+    assert [(s.name, s.start_line) for s in extract("c", c)] == [("mvprintw", 1), ("mvscanw", 3)]

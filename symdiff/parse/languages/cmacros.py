@@ -63,6 +63,13 @@ _CLASS_MACRO = re.compile(
     rb"(?:class|struct)[ \t]+([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"
     rb"(?=\s+[A-Za-z_]\w*\s*(?:final\b|:(?!:)|\{))"
 )
+# A macro call that is a statement of its own at a line's start, outside any definition's head:
+# `ABSL_FLAG(int, regexp_stack_limit, 256 << 10, "…");`. Its arguments (a type, an expression)
+# are no declaration tree-sitter can read, and the ERROR it makes swallowed the functions after it.
+# The `;` stays: it may end the declaration before (`f (int, …)\n    GCC_PRINTFLIKE(3,4);`).
+_STATEMENT_MACRO = re.compile(
+    rb"^[ \t]*[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\s*" + GROUP + rb"(?=[ \t]*;[ \t]*$)", re.MULTILINE
+)
 _NAME_START = re.compile(rb"[A-Za-z_]")
 _USING_NAME = re.compile(rb"\busing\s+\w+\s*$")
 # K&R-compatibility wrappers around a parameter list: `OF((int a))` is `(int a)`.
@@ -139,5 +146,6 @@ def mask(source: bytes) -> bytes:
     masked = _outside_directives(_TRAILING, _blank, masked)
     masked = _outside_directives(_SPECIFIER, _specifier, masked)
     masked = _outside_directives(_CLASS_MACRO, _class_macro, masked)
+    masked = _outside_directives(_STATEMENT_MACRO, _blank, masked)
     masked = _outside_directives(_KR, _unwrap, masked)
     return _outside_directives(_EXPORTS, _blank, masked)
