@@ -378,6 +378,9 @@ def _qualified(language: str, tag: dict[str, object], names: list[str]) -> bool:
     sep = _SEPARATORS[language]
     for n in names:
         head, _, tail = n.rpartition(sep)
+        at = n.find(sep + "operator")  # `A::operator const fs::path&`: the type holds a `::`
+        if language == "cpp" and at >= 0:
+            head, tail = n[:at], n[at + len(sep) :]
         head = re.sub(r"\(.*\)$", "", head)  # an Objective-C category: `Class(Category)`
         if tail == name and (head == scope or head.endswith(sep + scope)):
             return True

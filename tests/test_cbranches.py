@@ -280,6 +280,8 @@ def _recall_script() -> ModuleType:
         ("std::X", "operator _Tp*", ["std::X::operator _Tp*"], True),
         ("std::r", "operator r<_It2>", ["std::r::operator r<_It2>"], True),
         ("std::r", "operator r<_It2>", ["std::r::operator r<_It3>"], False),
+        ("std::fs::d", "operator const fs::path&", ["std::fs::d::operator const fs::path&"],
+         True),
         # Real differences stay misses: another class, a lost namespace, an in-class friend.
         ("std::X", "f", ["std::Y<int>::f"], False),
         ("std::X", "f", ["X<int>::f"], False),

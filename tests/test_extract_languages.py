@@ -291,7 +291,8 @@ def test_cpp_conversion_functions_are_named_operator_type() -> None:
     source = (
         b"namespace n {\nstruct A {\n  operator _Fp() const volatile noexcept { return 1; }\n"
         b"  operator int*() const;\n};\nA::operator bool() const { return 1; }\n"
-        b"template<class T> A<T>::operator T*() const { return 0; }\n}\n"
+        b"template<class T> A<T>::operator T*() const { return 0; }\n"
+        b"struct B {\n  operator const B& () const noexcept { return *this; }\n};\n}\n"
     )
     got = [(s.name, s.kind, s.start_line, s.signature) for s in extract("cpp", source)]
     assert got[2:] == [
@@ -299,6 +300,8 @@ def test_cpp_conversion_functions_are_named_operator_type() -> None:
         ("n::A::operator int*", "method", 4, "()const;"),
         ("n::A::operator bool", "method", 6, "()const"),
         ("n::A<T>::operator T*", "method", 7, "template<class T>()const"),
+        ("n::B", "struct", 8, "struct"),
+        ("n::B::operator const B&", "method", 9, "()const noexcept"),
     ]
 
 

@@ -61,6 +61,8 @@ def _conversion(node: Node | None) -> tuple[str, tuple[Node, ...]] | None:
     inner: Node | None = node
     while inner is not None and inner.type != "abstract_function_declarator":
         after = inner.child_by_field_name("declarator")
+        if after is None and inner.type == "abstract_reference_declarator":
+            after = inner.named_children[0] if inner.named_children else None  # `operator T&()`
         cut.extend(c for c in inner.children if c != after)
         inner = after
     params = None if inner is None else inner.child_by_field_name("parameters")
