@@ -351,16 +351,36 @@ def _string_lines(language: str, source: bytes) -> set[int]:
 _SEPARATORS = {"objc": ".", "cpp": "::", "c": "::"}
 
 
+def _untemplated(name: str) -> str:
+    """A C++ qualified name without its template argument lists (`a<b<c>>::f` -> `a::f`); an
+    operator's own `<`, `<=`, `<<`, `->` are kept."""
+    found = re.search(r"\boperator\b", name)
+    head, op = (name, "") if found is None else (name[: found.start()], name[found.start() :])
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", head)
+        if shorter == head:
+            return head + op
+        head = shorter
+
+
 def _qualified(language: str, tag: dict[str, object], names: list[str]) -> bool:
     """Whether one of `names` is ctags' qualified name of the tag: its scope (a class, an
     Objective-C category's class, a C++ namespace) joined to its name."""
-    # ctags writes `operator !=` and `std::vector<_Tp, _Alloc>`; symdiff `operator!=`.
+    # ctags writes `operator !=` and `std::vector<_Tp, _Alloc>`; symdiff `operator!=`. A C++
+    # specialization's members are scoped `std::allocator_traits` by ctags and
+    # `std::allocator_traits<allocator<_Tp>>` by symdiff: template arguments are notation.
     name, scope = (str(tag.get(k) or "").replace(" ", "") for k in ("name", "scope"))
+    if language == "cpp":
+        scope = _untemplated(scope)
+        names = [_untemplated(n).replace(" ", "") for n in names]
     if not scope or tag.get("scopeKind") == "file":
         return name in names or any(n.endswith(_SEPARATORS[language] + name) for n in names)
     sep = _SEPARATORS[language]
     for n in names:
         head, _, tail = n.rpartition(sep)
+        at = n.find(sep + "operator")  # `A::operator const fs::path&`: the type holds a `::`
+        if language == "cpp" and at >= 0:
+            head, tail = n[:at], n[at + len(sep) :]
         head = re.sub(r"\(.*\)$", "", head)  # an Objective-C category: `Class(Category)`
         if tail == name and (head == scope or head.endswith(sep + scope)):
             return True

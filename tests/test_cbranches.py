@@ -4,6 +4,10 @@ and the rules that choose which conditionals to read so."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
 import pytest
 
 from symdiff.parse.extract import extract
@@ -126,6 +130,8 @@ def test_a_file_that_parses_is_never_blanked() -> None:
     (b"#if A\nRCT_EXPORT_MODULE()\n#endif\n- (void)a;\n", False),  # a macro statement
     (b"#if A\n#define X 1 // {\n#else\n#define X 2 /* ( */\n#endif\n", False),
     (b"#if A\nint f(void) {\n  return g(\n#if B\n  1);\n#else\n  2);\n#endif\n}\n#endif\n", False),
+    (b"if (a) x();\n#if B\nelse if (b) y();\n#endif\nelse z();\n", True),  # an `else` chain
+    (b"T* f() const\n#if C\nrequires P<T> || requires(T i) { i.g(); }\n#endif\n{ }\n", True),
 ])
 def test_which_conditionals_split_a_declaration(branches: bytes, split: bool) -> None:
     conds = sorted(cbranches.conditionals(branches), key=lambda c: c.span[0])
@@ -249,3 +255,168 @@ def test_cpp_members_split_by_a_conditional_keep_their_class() -> None:
     assert [(s.name, s.start_line) for s in extract("cpp", CPP_HEADS)] == [
         ("store", 1), ("store::Queue", 3), ("store::Queue::push", 6),
         ("store::Queue::pop", 9), ("store::Queue::clear", 19)]
+
+
+def _recall_script() -> ModuleType:
+    """benchmarks/symbol_recall.py, whose by-name scoring the docs' figures rest on."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "symbol_recall.py"
+    spec = importlib.util.spec_from_file_location("symbol_recall", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("scope", "name", "names", "found"),
+    [
+        # A specialization's members: ctags drops the template arguments from the scope.
+        ("std::allocator_traits", "allocate", ["std::allocator_traits<allocator<_Tp>>::allocate"],
+         True),
+        ("std::__atomic_base", "operator ++", ["std::__atomic_base<_PTp*>::operator++"], True),
+        # An operator's own `<` is not a template argument list.
+        ("std::X", "operator <", ["std::X::operator<"], True),
+        ("std::X", "operator <=>", ["std::X::operator<=>"], True),
+        ("std::X", "operator _Tp*", ["std::X::operator _Tp*"], True),
+        ("std::r", "operator r<_It2>", ["std::r::operator r<_It2>"], True),
+        ("std::r", "operator r<_It2>", ["std::r::operator r<_It3>"], False),
+        ("std::fs::d", "operator const fs::path&", ["std::fs::d::operator const fs::path&"],
+         True),
+        # Real differences stay misses: another class, a lost namespace, an in-class friend.
+        ("std::X", "f", ["std::Y<int>::f"], False),
+        ("std::X", "f", ["X<int>::f"], False),
+        ("std", "operator ==", ["std::X::operator=="], False),
+        ("std::X", "f", ["std::_Tp f"], False),
+    ],
+)
+def test_by_name_scoring_ignores_only_notation(
+    scope: str, name: str, names: list[str], found: bool
+) -> None:
+    tag = {"name": name, "scope": scope, "scopeKind": "class"}
+    assert _recall_script()._qualified("cpp", tag, names) is found
+
+
+# In the shape of libstdc++'s fs_path.h: `if … else if` chains split by `#if` inside member
+# functions' bodies, and a struct per platform. The errors they made ended the namespace `fs`
+# early, and the class defined after them lost it (`lib::path::iterator`).
+BODY_SPLIT = b"""\
+namespace lib
+{
+namespace fs
+{
+  class path
+  {
+    template<typename _Tp>
+      static auto
+      convert(_Tp str)
+      {
+\tif constexpr (is_same_v<typename _Tp::value_type, char>)
+\t  return str;
+#if !defined FS_WINDOWS && defined USE_CHAR8
+\telse if constexpr (is_same_v<_Tp, std::u8string>)
+\t  return string_type(convert(str.data()));
+#endif
+\telse
+\t  return convert(str.data(), str.size());
+      }
+  };
+
+  template<typename _Ch>
+    auto
+    path::convert(const _Ch* f, const _Ch* l)
+    {
+      if constexpr (is_same_v<_Ch, char>)
+\treturn f;
+#if !defined FS_WINDOWS && defined USE_CHAR8
+      else if constexpr (is_same_v<_Ch, char8_t>)
+\treturn string_view(f, l - f);
+#endif
+      else
+\t{
+#ifdef FS_WINDOWS
+\t  std::wstring wide;
+\t  if constexpr (is_same_v<_Ch, char>)
+\t    {
+\t      struct Cvt : std::codecvt<wchar_t, char, std::mbstate_t>
+\t      { } cvt;
+\t      if (convert_in(f, l, wide, cvt))
+\t\treturn wide;
+\t    }
+#ifdef USE_CHAR8
+\t  else if constexpr (is_same_v<_Ch, char8_t>)
+\t    return from_utf8(f, l);
+#endif
+\t  else
+\t    {
+\t      struct Cvt : std::codecvt<_Ch, char, std::mbstate_t>
+\t      { } cvt;
+\t      return from_utf8(cvt);
+\t    }
+#else
+\t  struct Cvt : std::codecvt<_Ch, char, std::mbstate_t>
+\t  { } cvt;
+\t  std::string narrow;
+\t  if (convert_out(f, l, narrow, cvt))
+\t    return narrow;
+#endif
+\t  throw_conversion_error();
+\t}
+    }
+
+  class path::iterator
+  {
+    bool equals(iterator) const;
+  };
+} // namespace fs
+} // namespace lib
+"""
+
+
+def test_cpp_an_else_chain_split_in_a_body_keeps_the_namespace() -> None:
+    names = _names("cpp", BODY_SPLIT)
+    assert names["lib::fs::path::iterator"] == 64
+    assert names["lib::fs::path::iterator::equals"] == 66
+    assert "lib::path::iterator" not in names
+
+
+# libstdc++'s stl_iterator.h: a trailing requires-clause inside `#if`, between a member's head and
+# its body. The class around it, and every class after it in the namespace, lost its scope.
+REQUIRES_SPLIT = b"""\
+namespace std
+{
+  template<typename _Iterator>
+    class reverse_iterator
+    {
+    public:
+      pointer
+      operator->() const
+#if __cplusplus > 201703L && __cpp_concepts >= 201907L
+      requires is_pointer_v<_Iterator>
+\t|| requires(const _Iterator __i) { __i.operator->(); }
+#endif
+      {
+\t_Iterator __tmp = current;
+\treturn _S_to_pointer(__tmp);
+      }
+
+      reverse_iterator&
+      operator++()
+      { return *this; }
+    };
+
+  template<typename _Container>
+    class back_insert_iterator
+    {
+      back_insert_iterator&
+      operator*()
+      { return *this; }
+    };
+}
+"""
+
+
+def test_cpp_a_requires_clause_split_by_a_conditional_keeps_the_class() -> None:
+    names = _names("cpp", REQUIRES_SPLIT)
+    assert names["std::reverse_iterator::operator->"] == 7
+    assert names["std::reverse_iterator::operator++"] == 18
+    assert names["std::back_insert_iterator::operator*"] == 26

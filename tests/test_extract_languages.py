@@ -192,3 +192,191 @@ def test_objc_availability_macros_do_not_hide_declarations() -> None:
     got = {s.name: s.signature for s in extract("objc", source)}
     assert got["Loader.load:"] == "-(void):(NSURL*)url NS_SWIFT_NAME(load(url:));"
     assert "Loader.init" in got
+
+
+# libstdc++'s attribute-like macros where a declaration's specifiers go: tree-sitter read the
+# macro as the type and the type as part of the name (`std::_ForwardIterator rotate`), or lost
+# the class around them, with its members' qualification.
+GLIBCXX_SPECIFIERS = b"""\
+namespace std _GLIBCXX_VISIBILITY(default)
+{
+  template<typename _Tp>
+    _GLIBCXX14_CONSTEXPR
+    pair<const _Tp&, const _Tp&>
+    minmax(const _Tp&, const _Tp&);
+
+  template<typename _Predicate>
+    class _GLIBCXX17_DEPRECATED unary_negate
+    : public unary_function<typename _Predicate::argument_type, bool>
+    {
+    public:
+      using is_always_equal
+\t_GLIBCXX20_DEPRECATED_SUGGEST("std::allocator_traits::is_always_equal")
+\t= true_type;
+
+      _GLIBCXX20_CONSTEXPR
+      unary_negate(const unary_negate& __a) _GLIBCXX_NOTHROW
+      : _M_pred(__a._M_pred) { }
+
+      _GLIBCXX_NODISCARD _GLIBCXX14_CONSTEXPR
+      bool
+      empty() const _GLIBCXX_NOEXCEPT
+      { return true; }
+
+      friend _GLIBCXX20_CONSTEXPR bool
+      operator==(const unary_negate&, const unary_negate&) _GLIBCXX_NOTHROW
+      { return true; }
+
+      _GLIBCXX20_CONSTEXPR
+      ~unary_negate()
+      { }
+    };
+
+  template<typename _Tp>
+    inline _GLIBCXX20_CONSTEXPR bool
+    operator!=(const unary_negate<_Tp>&, const unary_negate<_Tp>&)
+    { return false; }
+}
+"""
+
+
+def test_cpp_specifier_macros_are_not_read_as_the_type() -> None:
+    got = [(s.name, s.kind, s.start_line) for s in extract("cpp", GLIBCXX_SPECIFIERS)]
+    assert got == [
+        ("std", "namespace", 1),
+        ("std::minmax", "function", 3),
+        ("std::unary_negate", "class", 8),
+        ("std::unary_negate::is_always_equal", "type", 13),
+        # A blanked macro on a line of its own before the head is outside the definition.
+        ("std::unary_negate::unary_negate", "constructor", 18),
+        ("std::unary_negate::empty", "method", 22),
+        ("std::unary_negate::operator==", "method", 26),
+        ("std::unary_negate::~unary_negate", "method", 31),
+        ("std::operator!=", "function", 35),
+    ]
+    # Inside the definition, macros stay in its signature, which is cut from the original text.
+    assert "_GLIBCXX14_CONSTEXPR" in next(s.signature for s in extract("cpp", GLIBCXX_SPECIFIERS)
+                                          if s.name == "std::minmax")  # fmt: skip
+
+
+# What the specifier mask must leave alone: a struct named by a reserved upper-case name, an
+# enumerator, a `#define` continued on the next line, and a name after an export macro call.
+C_RESERVED_NAMES = b"""\
+struct _IO_FILE
+{
+  int _flags;
+};
+enum { _SC_ARG_MAX = 0, _SC_CHILD_MAX };
+#define IOCTL_AFD_POLL \\
+    _AFD_CONTROL_CODE(AFD_POLL, METHOD_BUFFERED)
+
+int uv_convert(const struct sockaddr* addr);
+extern NCURSES_EXPORT(int) COLOR_PAIR (int);
+extern _IDN2_API int
+  idn2_to_ascii_4i (const uint32_t * input, int flags) G_GNUC_DEPRECATED;
+extern _IDN2_API int idn2_to_ascii_4i2 (const uint32_t * input, int flags);
+"""
+
+
+def test_c_specifier_mask_leaves_names_and_directives_alone() -> None:
+    got = [(s.name, s.start_line) for s in extract("c", C_RESERVED_NAMES)]
+    assert ("_IO_FILE", 1) in got
+    assert ("IOCTL_AFD_POLL", 6) not in got  # an object-like macro is no definition here
+    assert [n for n in got if n[0] not in ("_IO_FILE",)][-4:] == [
+        ("uv_convert", 9), ("COLOR_PAIR", 10), ("idn2_to_ascii_4i", 11),
+        ("idn2_to_ascii_4i2", 13)]  # fmt: skip
+
+
+def test_cpp_conversion_functions_are_named_operator_type() -> None:
+    source = (
+        b"namespace n {\nstruct A {\n  operator _Fp() const volatile noexcept { return 1; }\n"
+        b"  operator int*() const;\n};\nA::operator bool() const { return 1; }\n"
+        b"template<class T> A<T>::operator T*() const { return 0; }\n"
+        b"struct B {\n  operator const B& () const noexcept { return *this; }\n};\n}\n"
+    )
+    got = [(s.name, s.kind, s.start_line, s.signature) for s in extract("cpp", source)]
+    assert got[2:] == [
+        ("n::A::operator _Fp", "method", 3, "()const volatile noexcept"),
+        ("n::A::operator int*", "method", 4, "()const;"),
+        ("n::A::operator bool", "method", 6, "()const"),
+        ("n::A<T>::operator T*", "method", 7, "template<class T>()const"),
+        ("n::B", "struct", 8, "struct"),
+        ("n::B::operator const B&", "method", 9, "()const noexcept"),
+    ]
+
+
+# Export and calling-convention macros that are not reserved names (Yoga's `YG_EXPORT`, imgui's
+# `IMGUI_CDECL`): tree-sitter read the function's type as a scope with an invented `::`
+# (`YGConfigRef::YGConfigNew`, `IMGUI_CDECL::Cmp`), and the class as named `YG_EXPORT`.
+EXPORT_MACROS = b"""\
+YG_EXPORT YGConfigRef YGConfigNew(void);
+static int IMGUI_CDECL Cmp(const void* a) { return 0; }
+namespace facebook::yoga {
+class YG_EXPORT Config : public ::YGConfig {
+ public:
+  void setUseWebDefaults(bool useWebDefaults);
+};
+struct MY_TAG value;
+}
+"""
+
+
+def test_cpp_export_macros_leave_names_alone() -> None:
+    got = [(s.name, s.kind, s.start_line, s.signature) for s in extract("cpp", EXPORT_MACROS)]
+    assert got == [
+        ("YGConfigNew", "function", 1, "YG_EXPORT YGConfigRef(void);"),
+        ("Cmp", "function", 2, "static int IMGUI_CDECL(const void*a)"),
+        ("facebook::yoga", "namespace", 3, "namespace"),
+        ("facebook::yoga::Config", "class", 4, "class YG_EXPORT:public::YGConfig"),
+        ("facebook::yoga::Config::setUseWebDefaults", "method", 6, "void(bool useWebDefaults);"),
+    ]
+
+
+def test_cpp_deleted_functions_outside_a_class_are_definitions() -> None:
+    # tree-sitter reads `= delete` outside a class as a variable's initialiser; ctags tags them.
+    source = (
+        b"namespace std {\nvoid begin(auto&) = delete;\n"
+        b"template<typename _Tp> void ref(const _Tp&&) = delete;\nint x = 0;\n}\n"
+    )
+    got = [(s.name, s.kind, s.start_line, s.signature) for s in extract("cpp", source)]
+    assert got[1:] == [
+        ("std::begin", "function", 2, "void(auto&)=delete;"),
+        ("std::ref", "function", 3, "template<typename _Tp>void(const _Tp&&)=delete;"),
+    ]
+
+
+STATEMENT_MACROS = b"""\
+namespace re2 {
+ABSL_FLAG(int, stack_limit, 256 << 10,
+          "default stack limit (bytes)");
+ABSL_FLAG(int, match_limit, 1000000,
+          "default match limit (function calls)");
+
+#ifndef USEPCRE
+struct pcre_extra {
+  int flags;
+};
+
+int pcre_exec(const pcre*, const pcre_extra*, int) {
+  return 0;
+}
+#endif
+
+void PCRE::Init(const char* pattern) {
+  pattern_ = pattern;
+}
+}
+"""
+
+
+def test_statement_macros_do_not_swallow_what_follows() -> None:
+    # re2's pcre.cc: `ABSL_FLAG(int, …);` at namespace scope made an ERROR that took the
+    # namespace; curses.h's `GCC_PRINTFLIKE(3,4);` ends the prototype before it.
+    assert [(s.name, s.start_line) for s in extract("cpp", STATEMENT_MACROS)] == [
+        ("re2", 1), ("re2::pcre_extra", 8), ("re2::pcre_exec", 12), ("re2::PCRE::Init", 17)]
+    c = (
+        b"extern NCURSES_EXPORT(int) mvprintw (int,int, const char *,...)\n"
+        b"\t\tGCC_PRINTFLIKE(3,4);\n"
+        b"extern NCURSES_EXPORT(int) mvscanw (int,int, const char *,...);\n"
+    )
+    assert [(s.name, s.start_line) for s in extract("c", c)] == [("mvprintw", 1), ("mvscanw", 3)]

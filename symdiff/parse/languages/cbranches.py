@@ -13,12 +13,13 @@ and C and C++ do the same with a class head (`class A : public B {`), a paramete
 protocol list. tree-sitter cannot parse either branch alone, so the whole class around it can
 become one ERROR node. ctags reads past the directives and keeps the first branch; so does this
 module, but only where it helps: `splitting` takes a text and its tree, and names the spans to
-blank: for each conditional that overlaps a syntax error (outside function bodies) and *splits* a
-declaration (a branch that leaves a bracket or an `@interface … @end` open, or ends mid-way,
-not at a `;` or `}`), its directive lines and every branch after the first. The parse blanks
-them keeping the text's length and lines (`extract.py`), so the tree of the blanked text places
-definitions in the original. A conditional whose branches are each whole (a method for
-iOS, another for macOS) is left alone, so both branches' definitions stay, as ctags finds them.
+blank: for each conditional that overlaps a syntax error and *splits* a declaration or a
+statement (a branch that leaves a bracket or an `@interface … @end` open, ends mid-way, not at a
+`;` or `}`, or starts with the `else` of an `if` or a head's `requires`), its directive lines and
+every branch after the first. The parse blanks them keeping the text's length and lines
+(`extract.py`), so the tree of the blanked text places definitions in the original. A
+conditional whose branches are each whole (a method for iOS, another for macOS) is left alone,
+so both branches' definitions stay, as ctags finds them.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ _OPENS, _CLOSES = (b"(", b"[", b"{"), (b")", b"]", b"}")
 # Objective-C blocks that `@end` closes; `@protocol Name;` is a forward declaration.
 _AT_OPEN = re.compile(rb"@(?:interface|implementation)\b|@protocol\b(?!\s*\w+(?:\s*,\s*\w+)*\s*;)")
 _AT_END = re.compile(rb"@end\b")
-# Definitions whose errors stay inside them.
-_BODIES = frozenset({"function_definition", "method_definition"})
+# A branch that continues what comes before the conditional: an `if` (`#if X  else if (…) …;
+# #endif`) or a function's head (`f() const  #if X  requires C<T>  #endif  {`).
+_CONTINUES = re.compile(rb"\s*(?:else|requires)\b")
 
 
 @dataclass(slots=True)
@@ -97,6 +99,8 @@ def _whole(code: bytes, after: int) -> bool:
     if depth or (b"@" in code and len(_AT_OPEN.findall(code)) != len(_AT_END.findall(code))):
         return False
     last = code.rstrip()
+    if _CONTINUES.match(code):
+        return False  # `else if (…) x;`, `requires C<T>`: the branch continues a statement
     if not last or last.endswith((b";", b"}", b"@end")):
         return True
     return last.endswith(b")") and after not in b"{:"
@@ -138,10 +142,12 @@ def _overlapping(conds: Sequence[Conditional], errors: Sequence[tuple[int, int]]
 def splitting(text: bytes, root: Node) -> list[tuple[int, int]]:
     """The spans to blank so that every conditional that overlaps a syntax error of the tree
     and splits a declaration reads as its first branch: its directive lines and its later
-    branches. Errors inside a function's body are left alone: they lose no definition."""
+    branches. Errors inside a function's body count too: libstdc++ splits an `if … else if`
+    chain inside a body (`#if …  else if constexpr (…) return x;  #endif`), and the error it
+    makes can end the namespace around the function early, so what follows loses its scope."""
     if b"#" not in text:
         return []
-    errors = error_spans(root, skip=_BODIES)
+    errors = error_spans(root)
     if not errors:
         return []
     conds = sorted(conditionals(text), key=lambda c: c.span[0])

@@ -47,11 +47,68 @@ def _function_declarator(node: Node | None) -> Node | None:
     return None
 
 
+def _conversion(node: Node | None) -> tuple[str, tuple[Node, ...]] | None:
+    """A conversion function's name and the nodes naming it: `operator bool() const`,
+    `A::operator _Tp*()` (`operator bool`, `A::operator _Tp*`), as ctags names them."""
+    scopes: list[Node] = []
+    while node is not None and node.type == "qualified_identifier":
+        scopes.extend(c for c in node.children if c != node.child_by_field_name("name"))
+        node = node.child_by_field_name("name")
+    if node is None or node.type != "operator_cast":
+        return None
+    # Down to the parameter list: what comes before it names the type (`operator _Tp*`).
+    cut: list[Node] = []
+    inner: Node | None = node
+    while inner is not None and inner.type != "abstract_function_declarator":
+        after = inner.child_by_field_name("declarator")
+        if after is None and inner.type == "abstract_reference_declarator":
+            after = inner.named_children[0] if inner.named_children else None  # `operator T&()`
+        cut.extend(c for c in inner.children if c != after)
+        inner = after
+    params = None if inner is None else inner.child_by_field_name("parameters")
+    if params is None:
+        return None
+    head = text(node)[: params.start_byte - node.start_byte]
+    qualifier = "".join(normalise(text(c)) for c in scopes)
+    return qualifier + normalise(head), (*scopes, *cut)
+
+
+def _past_invented_scope(name: Node) -> Node:
+    """The name itself when tree-sitter made a type into a scope by inventing the `::`: in
+    `YG_EXPORT YGConfigRef YGConfigNew(void);` the macro is read as the type and the type as
+    the scope of `YGConfigRef::YGConfigNew`; `static int IMGUI_CDECL Cmp(…)` likewise."""
+    while name.type == "qualified_identifier":
+        colons = next((c for c in name.children if c.type == "::"), None)
+        inner = name.child_by_field_name("name")
+        if colons is None or not colons.is_missing or inner is None:
+            break
+        name = inner
+    return name
+
+
+def _deleted(node: Node | None) -> Node | None:
+    """The declarator of `void begin(auto&) = delete;` outside a class, which tree-sitter reads
+    as a variable initialised by a `delete` expression; any other declarator as it is."""
+    if node is not None and node.type == "init_declarator":
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "delete_expression":
+            return node.child_by_field_name("declarator")
+    return node
+
+
 def _function(node: Node, scope: Enclosing) -> Def | None:
-    declarator = _function_declarator(node.child_by_field_name("declarator"))
+    declarator = _function_declarator(_deleted(node.child_by_field_name("declarator")))
     name = None if declarator is None else declarator.child_by_field_name("declarator")
+    if declarator is None and node.type != "ERROR":
+        conversion = _conversion(node.child_by_field_name("declarator"))
+        if conversion is not None:
+            local, cut = conversion
+            owner = local.split("::")[-2] if "::" in local else scope.name
+            kind = "method" if "::" in local or scope.kind in CLASSLIKE else "function"
+            return Def(local, kind, node.child_by_field_name("body"), cut) if owner else None
     if name is None or name.type in WRAPPING_DECLARATORS:
         return None
+    name = _past_invented_scope(name)
     local = normalise(text(name))
     parts = local.split("::")
     owner = parts[-2] if len(parts) > 1 else (scope.name or "").rsplit("::", 1)[-1]
