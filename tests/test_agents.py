@@ -14,7 +14,7 @@ from symdiff.agents import events, journal
 from symdiff.agents.attribute import SLACK_NS, Windows, attribute, git_operation
 from symdiff.agents.reader import Journals, read_session
 from symdiff.agents.recorder import summary
-from symdiff.agents.setup import HOOK_COMMAND, merge_hooks, merge_mcp, plan_claude_code
+from symdiff.agents.setup import hook_command, merge_hooks, merge_mcp, plan_claude_code
 from symdiff.agents.state import MAX_OPEN_NS, Event, fold
 from symdiff.errors import InvalidArgs
 from symdiff.query.args import normalize_origin, normalize_turn_args
@@ -186,17 +186,22 @@ def test_init_merges_and_is_idempotent(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "o"}}}))
     shown = subprocess.run([SYMDIFF, "init", "claude-code", str(tmp_path), "--print"],
                            capture_output=True, text=True, check=True)  # fmt: skip
-    assert json.dumps(HOOK_COMMAND) in shown.stdout
+    # The agent's shell has no venv on its PATH: the hook runs this symdiff by its full path.
+    command = hook_command([str(Path(SYMDIFF).resolve())])
+    assert command.startswith(str(Path(SYMDIFF).resolve()) + " hook claude-code --root ")
+    assert json.dumps(command) in shown.stdout
     assert json.loads((tmp_path / ".claude" / "settings.local.json").read_text()) == mine
     subprocess.run([SYMDIFF, "init", "claude-code", str(tmp_path)], check=True,
                    capture_output=True)  # fmt: skip
     merged = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
     assert merged["permissions"] == mine["permissions"]
     assert merged["hooks"]["PreToolUse"][0] == mine["hooks"]["PreToolUse"][0]
-    assert merged["hooks"]["PreToolUse"][1]["hooks"][0]["command"] == HOOK_COMMAND
+    assert merged["hooks"]["PreToolUse"][1]["hooks"][0]["command"] == command
     assert "matcher" not in merged["hooks"]["UserPromptSubmit"][0]
     servers = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
     assert set(servers) == {"other", "symdiff"}
+    assert servers["symdiff"] == {"command": str(Path(SYMDIFF).resolve()),
+                                  "args": ["serve", "--root", "."]}
     assert all(not changed for _, _, changed in plan_claude_code(tmp_path))
     assert merge_hooks(merged) == merged and merge_mcp({"mcpServers": servers})["mcpServers"] \
         == servers
