@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope
 from symdiff.store import ChangeFilter, Mutation, Position, Store
@@ -35,7 +35,44 @@ def _fill_0007(url: str) -> None:
                 "provenance_id, txid) VALUES (1, :ts, 'a.py', NULL, 'modify', 1, 1, "
                 "'impl', 'python', NULL, NULL, :o, :p, 0)"),
                 {"id": id_, "ts": id_ * 1000, "o": origin, "p": pid})  # fmt: skip
+        name = conn.execute(text("INSERT INTO symbol_names (name, kind) VALUES ('f', 'function') "
+                                 "RETURNING id")).scalar_one()  # fmt: skip
+        for change_id, code in ((1, "m"), (2, "s")):
+            conn.execute(text(
+                "INSERT INTO symbol_changes (change_id, ordinal, name_id, change_type, "
+                "start_line, end_line, renamed_from, renamed_to) "
+                "VALUES (:c, 0, :n, :t, 1, 2, NULL, NULL)"), {"c": change_id, "n": name, "t": code})
     engine.dispose()
+
+
+Rows = dict[str, list[tuple[object, ...]]]
+
+
+def _columns(url: str) -> dict[str, tuple[str, ...]]:
+    """The tables of the database and their columns (Alembic's own table aside)."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            found = inspect(conn)
+            return {n: tuple(c["name"] for c in found.get_columns(n))
+                    for n in found.get_table_names() if n != "alembic_version"}  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def _rows(url: str, columns: dict[str, tuple[str, ...]]) -> Rows:
+    """Every row of the given tables, in the given columns, in a stable order."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            out: Rows = {}
+            for table, cols in columns.items():
+                quoted = ", ".join(f'"{c}"' for c in cols)  # `binary` is a keyword on PostgreSQL
+                rows = conn.execute(text(f"SELECT {quoted} FROM {table}"))
+                out[table] = sorted((tuple(r) for r in rows), key=repr)
+            return out
+    finally:
+        engine.dispose()
 
 
 def _agent_change(turn: int, path: str) -> FileChange:
@@ -51,13 +88,27 @@ def test_a_revision_0007_database_upgrades_in_place(backend: str,
                                                     request: pytest.FixtureRequest) -> None:
     url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
     _fill_0007(url)
+    at_0007 = _columns(url)  # the tables and columns as 0007 made them
+    before = _rows(url, at_0007)
+    assert len(before["changes"]) == 2 and len(before["symbol_changes"]) == 2
     with Store(url) as store:
         assert store.revision() == HEAD == "0008"
+    assert _rows(url, at_0007) == before  # every row of 0007 survived, column for column
+    with Store(url) as store:
         every = ChangeFilter(None, 0, None, 10, after=Position(-1, 0))
-        old = [(c.ts_us, c.record["origin"], c.record["origin_info"], c.record["git"])
-               for c in store.page(every).changes]  # fmt: skip
-        assert old == [(1000, "watch", None, None),
-                       (2000, "edit", {"client": "cli"}, {"branch": "main", "head": None})]
+        old = [dict(c.record) for c in store.page(every).changes]
+        common = {"path": "a.py", "old_path": None, "change_type": "modify", "lines_added": 1,
+                  "lines_removed": 1, "scope": "impl", "language": "python"}  # fmt: skip
+        assert [{k: r[k] for k in (*common, "origin", "origin_info", "git", "symbols")}
+                for r in old] == [
+            {**common, "origin": "watch", "origin_info": None, "git": None,
+             "symbols": [{"name": "f", "kind": "function", "change_type": "modified",
+                          "start_line": 1, "end_line": 2}]},
+            {**common, "origin": "edit", "origin_info": {"client": "cli"},
+             "git": {"branch": "main", "head": None},
+             "symbols": [{"name": "f", "kind": "function", "change_type": "signature_changed",
+                          "start_line": 1, "end_line": 2}]},
+        ]  # fmt: skip
         old_ids = sorted(c.id for c in store.page(every).changes)
         assert store.sessions(None) == []
         store.save_sessions([SessionRow(1, "S", "claude-code", "m", 10, None,
