@@ -105,3 +105,16 @@ class Live:
         self.driver.get("about:blank")  # a new page, not a change of #fragment
         self.driver.get(f"{self.ui.base}/#{fragment}")
         self.wait(lambda: self.js("return document.body.dataset.conn") == "live")
+
+
+def chrome() -> Any:
+    """Debian's headless Chromium through its chromedriver (Selenium); the caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1400,900", "--disable-gpu"):  # fmt: skip
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from browser import CHROMEDRIVER, CHROMIUM, Live, Ui, needs_browser, ui
+from browser import CHROMEDRIVER, CHROMIUM, Live, Ui, chrome, needs_browser, ui
 from conftest import cli_entry, git, wait_until
 from mcp.client.session import ClientSession
 from mcp_servers import call, env, run_stdio, text_of
@@ -402,9 +402,6 @@ def _daemon_ready(root: Path) -> bool:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     if CHROMIUM is None or CHROMEDRIVER is None:
         pytest.skip("no headless browser (chromium, chromedriver)")
     root = (tmp_path_factory.mktemp("live") / "ws").resolve()
@@ -420,11 +417,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     log = (root.parent / "watch.log").open("w")
     daemon = subprocess.Popen([sys.executable, "-m", "symdiff", "watch", str(root),
                                "--no-history"], env=env(), stdout=log, stderr=log)  # fmt: skip
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                "--window-size=1400,900", "--disable-gpu"):  # fmt: skip
-        options.add_argument(arg)
     driver = None
     try:
         deadline = time.monotonic() + 30
@@ -432,7 +424,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
             assert daemon.poll() is None and time.monotonic() < deadline, "watch did not start"
             time.sleep(0.05)
         with ui(root) as served:
-            driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+            driver = chrome()
             yield Live(root, served, driver)
     finally:
         if driver is not None:

@@ -11,15 +11,12 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 from agent_hooks import hook, symdiff, tool
-from browser import CHROMEDRIVER, CHROMIUM, Live, needs_browser, ui
+from browser import CHROMEDRIVER, CHROMIUM, Live, chrome, needs_browser, ui
 from conftest import git
 
 
 @pytest.fixture(scope="module")
 def agent_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
     if CHROMIUM is None or CHROMEDRIVER is None:
         pytest.skip("no headless browser (chromium, chromedriver)")
     root = (tmp_path_factory.mktemp("agentui") / "ws").resolve()
@@ -44,15 +41,10 @@ def agent_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     tool(root, s, "Bash", {"command": "gen"},
          lambda: (root / "gen.py").write_text("def generated():\n    return 2\n"))
     hook(root, {"session_id": s, "hook_event_name": "Stop", "stop_hook_active": False})
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                "--window-size=1400,900", "--disable-gpu"):  # fmt: skip
-        options.add_argument(arg)
     driver = None
     try:
         with ui(root) as served:
-            driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+            driver = chrome()
             yield Live(root, served, driver)
     finally:
         if driver is not None:
