@@ -23,7 +23,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # (and the names of `.symdiff/` with its status file's schema, which the settings name the
     # state folder by: `workspace.layout` imports nothing of symdiff's)
     ("symdiff.errors", "symdiff.model", "symdiff.duration", "symdiff.timestamps",
-     "symdiff.records", "symdiff.config", "symdiff.workspace.layout"),
+     "symdiff.records", "symdiff.config", "symdiff.workspace.layout",
+     "symdiff.workspace.names"),
     # the `.symdiff/` folder (its layout, the daemon's lock, status file and sync cookies) and
     # the file-system gate: what every stage that touches the disk shares
     # and the agents' hook journals in `.symdiff/agents/`: their events, the sessions and tool

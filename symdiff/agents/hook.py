@@ -19,6 +19,7 @@ import time
 from typing import TextIO
 
 from symdiff.agents import events, journal
+from symdiff.workspace.names import LOCK_FILE, STATE_DIR
 
 USAGE = ("usage: symdiff hook claude-code [--root ROOT] < event.json\n"
          "       symdiff hook event --agent NAME --session ID --event "
@@ -76,7 +77,7 @@ def find_root(explicit: str | None, cwd: str | None) -> str:
     start = os.path.realpath(cwd or os.getcwd())
     here = start
     while True:
-        if os.path.isdir(os.path.join(here, journal.STATE_DIR)):
+        if os.path.isdir(os.path.join(here, STATE_DIR)):
             return here
         parent = os.path.dirname(here)
         if parent == here:
@@ -90,7 +91,7 @@ def daemon_running(root: str) -> bool:
     """Whether a daemon holds the workspace lock (as workspace.lock.running, without its
     imports: this runs in every PostToolUse)."""
     try:
-        f = open(os.path.join(root, journal.STATE_DIR, "daemon.lock"), "rb")  # noqa: SIM115
+        f = open(os.path.join(root, STATE_DIR, LOCK_FILE), "rb")  # noqa: SIM115
     except OSError:
         return False
     with f:

@@ -14,16 +14,15 @@ import os
 import re
 
 from symdiff.agents.events import Line
+from symdiff.workspace.names import AGENTS, STATE_DIR
 
-STATE_DIR = ".symdiff"  # symdiff.workspace.layout.AGENTS_DIR names this folder's place
-AGENTS_DIR = "agents"
 GITIGNORE = "# symdiff's index and daemon state: nothing here belongs in version control\n*\n"
 _SAFE = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def folder(root: str) -> str:
     """The journals' folder of a workspace."""
-    return os.path.join(root, STATE_DIR, AGENTS_DIR)
+    return os.path.join(root, STATE_DIR, AGENTS)
 
 
 def file_name(session: str) -> str:

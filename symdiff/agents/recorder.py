@@ -36,12 +36,12 @@ def rows(sessions: Mapping[str, Session], workspace_id: int) -> list[SessionRow]
 
 def flush(store: Store, settings: Settings, journals: Journals | None = None) -> None:
     """Keep every session and turn the journals know in the database (a daemon passes its
-    `Journals`, and only what changed since its last look is written)."""
+    `Journals`, and nothing is written when they have not grown since its last look)."""
     if journals is None:
         journals = Journals(str(settings.root))
+        journals.refresh()
     elif not journals.refresh():
         return
-    journals.refresh()
     if journals.sessions:
         ws = store.ensure_workspace(str(settings.root), settings.host)
         store.save_sessions(rows(journals.sessions, ws.id))

@@ -6,8 +6,9 @@ cookies; none of it belongs in the user's repository, so `git status` must not l
 included, as `python -m venv` does for a venv.
 
 Both sides of each protocol import their names from here: the daemon (which writes the status
-file and answers cookies) and the readers (`symdiff status`, the query's `sync`). It imports
-nothing of symdiff's, so that a reader pays nothing for it.
+file and answers cookies) and the readers (`symdiff status`, the query's `sync`). The names
+themselves are spelled in `names.py`, which imports nothing at all (the agents' hook reads
+them on every tool call); this module imports nothing of symdiff's but that.
 """
 
 from __future__ import annotations
@@ -19,18 +20,22 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-STATE_DIR = ".symdiff"
-INDEX_DB = "index.db"
-LOCK_FILE = "daemon.lock"  # flock: one daemon per workspace (workspace/lock.py)
-HISTORY_LOCK = "history.lock"  # flock: one history import at a time (workspace/lock.py)
-STATUS_FILE = "daemon.json"  # written by the daemon after every batch: DaemonStatus
-COOKIES = "cookies"  # read-your-writes cookies (workspace/sync.py)
-COOKIE_DIR = f"{STATE_DIR}/{COOKIES}"  # the cookies relative to the root, as the watcher sees them
+from symdiff.workspace.names import (
+    AGENTS_DIR,
+    COOKIE_DIR,
+    COOKIES,
+    HISTORY_LOCK,
+    INDEX_DB,
+    LOCK_FILE,
+    STATE_DIR,
+    STATUS_FILE,
+)
+
+__all__ = ["AGENTS_DIR", "COOKIES", "COOKIE_DIR", "GITIGNORE", "HISTORY_LOCK", "INDEX_DB",
+           "LOCK_FILE", "STATE_DIR", "STATUS_FILE", "DaemonStatus", "StateDir",
+           "ensure_state_dir", "read_status", "write_status"]
 
 GITIGNORE = "# symdiff's index and daemon state: nothing here belongs in version control\n*\n"
-# Agent hooks' journals, one per session (symdiff/agents/journal.py, which spells it out so
-# that a hook imports nothing else).
-AGENTS_DIR = f"{STATE_DIR}/agents"
 
 
 @dataclass(frozen=True, slots=True)
