@@ -11,12 +11,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from symdiff.attribute.spans import symbol_changes
 from symdiff.diffs.linediff import LineDiff, count_lines, diff_lines
 from symdiff.model import ChangeType, FileChange, Origin, SymbolChange
 from symdiff.parse.languages import language_for
 from symdiff.parse.testpaths import classify
+
+if TYPE_CHECKING:
+    from symdiff.parse.shelf import SymbolShelf
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +43,17 @@ def line_diff(
 
 
 def file_symbols(
-    language: str | None, old: bytes | None, new: bytes | None, path: str, diff: LineDiff | None
+    language: str | None, old: bytes | None, new: bytes | None, path: str, diff: LineDiff | None,
+    shelf: SymbolShelf | None = None, old_blob: str | None = None, new_blob: str | None = None,
 ) -> tuple[SymbolChange, ...]:
-    """The symbol changes between two texts (None: absent or binary); () on a parser failure."""
+    """The symbol changes between two texts (None: absent or binary); () on a parser failure.
+
+    `shelf`: the batch's symbols by blob, with the sides' blob ids (spans.symbol_changes)."""
     if language is None or (old is None and new is None):
         return ()
     try:
-        return tuple(symbol_changes(language, old, new, diff=diff))
+        return tuple(symbol_changes(language, old, new, diff=diff, shelf=shelf,
+                                    old_blob=old_blob, new_blob=new_blob))
     except Exception:  # a parser bug must cost one file's symbols, never the caller
         log.exception("symbol extraction failed for %s", path)
         return ()
@@ -65,8 +73,12 @@ def build_change(
     origin: Origin = Origin.SCAN,
     origin_info: Mapping[str, object] | None = None,
     git: Mapping[str, object] | None = None,
+    shelf: SymbolShelf | None = None,
 ) -> FileChange:
-    """One change record; `old`/`new` are the texts (None when absent, binary or unknown)."""
+    """One change record; `old`/`new` are the texts (None when absent, binary or unknown).
+
+    `shelf`: the batch's symbols by blob id (parse/shelf.py): a side whose symbols it holds
+    (keyed by `old_hash`/`new_hash`) is not extracted again, and one extracted is shelved."""
     added, removed, diff = line_diff(kind, old, new)
     language = language_for(path)
     return FileChange(
@@ -78,7 +90,7 @@ def build_change(
         lines_removed=removed,
         scope=classify(path, test_patterns),
         language=language,
-        symbols=file_symbols(language, old, new, path, diff),
+        symbols=file_symbols(language, old, new, path, diff, shelf, old_hash, new_hash),
         old_hash=old_hash,
         new_hash=new_hash,
         origin=origin,

@@ -18,9 +18,13 @@ import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from symdiff.diffs.linediff import LineDiff, diff_lines
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
+
+if TYPE_CHECKING:
+    from symdiff.parse.shelf import SymbolShelf
 
 __all__ = ["attribute", "symbol_changes"]
 
@@ -84,12 +88,17 @@ def symbol_changes(
     new: bytes | None,
     *,
     diff: LineDiff | None = None,
+    shelf: SymbolShelf | None = None,
+    old_blob: str | None = None,
+    new_blob: str | None = None,
 ) -> list[SymbolChange]:
     """Extract both versions of a file, diff them and attribute the changes to symbols.
 
     `None` for a side means the file is absent there: every symbol of the other side is then
     added (or removed). A language symdiff does not parse yields no symbol changes. `diff` is
-    the line diff of the two sides when the caller already has it.
+    the line diff of the two sides when the caller already has it. `shelf`: a batch's symbols
+    by blob (parse/shelf.py), with `old_blob`/`new_blob` the sides' git blob ids: a side it
+    knows is not extracted, and a side extracted here is handed to it to be stored.
     """
     if language is None or old == new:
         return []
@@ -98,14 +107,13 @@ def symbol_changes(
         hit = _memo.get(key)
         if hit is not None:
             _memo.move_to_end(key)
-            return list(hit)
-    from symdiff.parse.extract import (
-        extract,  # the extractor imports tree-sitter; keep this module light
-    )
-
+    if hit is not None and (shelf is None or _shelved(shelf, language, old_blob, new_blob)):
+        return list(hit)
     # Each side may be parsed incrementally from the other's tree (extract's `base`).
-    old_symbols = extract(language, old, base=new) if old is not None else []
-    new_symbols = extract(language, new, base=old) if new is not None else []
+    old_symbols = _side(language, old, old_blob, new, shelf)
+    new_symbols = _side(language, new, new_blob, old, shelf)
+    if hit is not None:
+        return list(hit)
     old_source = old if old is not None else b""
     new_source = new if new is not None else b""
     if diff is None:
@@ -113,6 +121,25 @@ def symbol_changes(
     changes = attribute(old_symbols, new_symbols, old_source, new_source, diff)
     _remember(key, changes)
     return changes
+
+
+def _side(language: str, source: bytes | None, blob: str | None, base: bytes | None,
+          shelf: SymbolShelf | None) -> Sequence[Symbol]:  # fmt: skip
+    """One side's symbols: from the shelf, else extracted (and then shelved)."""
+    if source is None:
+        return []
+    if shelf is not None:
+        return shelf.symbols(language, source, blob, base)
+    from symdiff.parse.extract import (
+        extract,  # the extractor imports tree-sitter; keep this module light
+    )
+
+    return extract(language, source, base=base)
+
+
+def _shelved(shelf: SymbolShelf, language: str, *blobs: str | None) -> bool:
+    """Whether the shelf holds every named side (a memo hit still hands new symbols over)."""
+    return all(blob is None or shelf.has((language, blob)) for blob in blobs)
 
 
 # The same pair of contents is attributed more than once: an edit's preview and its record in

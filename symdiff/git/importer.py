@@ -24,10 +24,12 @@ from pygit2.enums import SortMode
 from symdiff.attribute.filechange import build_change
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
-from symdiff.errors import InvalidArgs
+from symdiff.errors import InvalidArgs, StoreError
 from symdiff.git.state import Repo, open_repo
 from symdiff.git.treediff import tree_changes
-from symdiff.model import FileChange, Origin
+from symdiff.model import ChangeType, Origin
+from symdiff.parse.languages import language_for
+from symdiff.parse.shelf import SymbolShelf, keys
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
 from symdiff.store.imported import imported_keys
@@ -79,21 +81,41 @@ def _import(repo: Repo, settings: Settings, store: Store, workspace_id: int,
     have = imported_keys(store, workspace_id)
     prefix = _prefix(repo, settings)
     commits = recorded = already = 0
-    batch: list[Mutation] = []
+    batch: list[_Found] = []
     for commit in _first_parent(repo.handle, cutoff, max_commits):
         commits += 1
         sha = str(commit.id)
-        for change in _commit_changes(repo.handle, commit, settings, prefix):
-            if (sha, change.path) in have:
+        for found in _commit_changes(repo.handle, commit, prefix):
+            if (sha, found.path) in have:  # imported before: not read again, not parsed
                 already += 1
                 continue
-            batch.append(Mutation(change=change))
-            have.add((sha, change.path))
+            batch.append(found)
+            have.add((sha, found.path))
         if len(batch) >= _BATCH:
-            recorded += len(store.apply(workspace_id, batch))
+            recorded += _record(store, workspace_id, settings, batch)
             batch = []
-    recorded += len(store.apply(workspace_id, batch))
+    recorded += _record(store, workspace_id, settings, batch)
     return ImportReport(commits, recorded, already)
+
+
+def _record(store: Store, workspace_id: int, settings: Settings, batch: list[_Found]) -> int:
+    """Build and store a batch's records; their blobs' symbols are read from the store where
+    an earlier import, the daemon or `against` stored them, and the rest stored after."""
+    if not batch:
+        return 0
+    shelf = SymbolShelf()
+    store.load_shelf(shelf, keys((language_for(f.path), f.old_id, f.new_id) for f in batch))
+    changes = [build_change(
+        f.kind, f.path, old_path=f.old_path, old=_text(f.old), new=_text(f.new),
+        timestamp=f.commit.when, test_patterns=settings.test_patterns, old_hash=f.old_id,
+        new_hash=f.new_id, origin=Origin.COMMIT, origin_info=f.commit.info, git=f.commit.git,
+        shelf=shelf) for f in batch]  # fmt: skip
+    recorded = len(store.apply(workspace_id, [Mutation(change=c) for c in changes]))
+    try:
+        store.keep_shelf(shelf)
+    except StoreError as exc:  # a cache: the records are in
+        log.warning("cannot store the symbols of imported blobs: %s", exc)
+    return recorded
 
 
 def _prefix(repo: Repo, settings: Settings) -> str:
@@ -118,33 +140,52 @@ def _committed(commit: pygit2.Commit) -> datetime:
     return datetime.fromtimestamp(commit.commit_time, UTC)
 
 
-def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit, settings: Settings,
-                    prefix: str) -> Iterator[FileChange]:  # fmt: skip
-    """The records of one commit against its first parent, in git's order."""
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    """What every record of one commit carries."""
+
+    when: datetime
+    info: dict[str, object]
+    git: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """One file's change in a commit, read but not yet parsed (paths under the workspace)."""
+
+    commit: _Commit
+    kind: ChangeType
+    path: str
+    old_path: str | None
+    old: bytes | None
+    new: bytes | None
+    old_id: str | None
+    new_id: str | None
+
+
+def _commit_changes(handle: pygit2.Repository, commit: pygit2.Commit,
+                    prefix: str) -> Iterator[_Found]:  # fmt: skip
+    """The file changes of one commit against its first parent, in git's order."""
     if commit.parents:
         diff = commit.parents[0].tree.diff_to_tree(commit.tree)
     else:
         diff = commit.tree.diff_to_tree(swap=True)
     author = commit.author
-    info = {"sha": str(commit.id), "author": f"{author.name} <{author.email}>",
-            "summary": (commit.message.splitlines() or [""])[0]}  # fmt: skip
-    git = {"branch": handle.head.shorthand if not handle.head_is_detached else None,
-           "head": str(commit.id)}  # fmt: skip
-    when = _committed(commit)
+    info: dict[str, object] = {"sha": str(commit.id), "author": f"{author.name} <{author.email}>",
+                               "summary": (commit.message.splitlines() or [""])[0]}  # fmt: skip
+    git: dict[str, object] = {
+        "branch": handle.head.shorthand if not handle.head_is_detached else None,
+        "head": str(commit.id)}  # fmt: skip
+    made = _Commit(_committed(commit), info, git)
     read = partial(_raw, handle)
     for d in tree_changes(diff, read_old=read, read_new=read):
         if not d.path.startswith(prefix) or (d.old_path is not None
                                              and not d.old_path.startswith(prefix)):  # fmt: skip
             continue
-        yield build_change(
-            d.kind, d.path.removeprefix(prefix),
-            old_path=None if d.old_path is None else d.old_path.removeprefix(prefix),
-            old=_text(d.old), new=_text(d.new), timestamp=when,
-            test_patterns=settings.test_patterns,
-            old_hash=None if d.old is None else blob_id(d.old),
-            new_hash=None if d.new is None else blob_id(d.new),
-            origin=Origin.COMMIT, origin_info=info, git=git,
-        )  # fmt: skip
+        yield _Found(made, d.kind, d.path.removeprefix(prefix),
+                     None if d.old_path is None else d.old_path.removeprefix(prefix),
+                     d.old, d.new, None if d.old is None else blob_id(d.old),
+                     None if d.new is None else blob_id(d.new))  # fmt: skip
 
 
 def _raw(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:

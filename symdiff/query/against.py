@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import stat
@@ -27,10 +28,12 @@ from pygit2.enums import DeltaStatus, DiffOption, FileMode
 from symdiff.attribute.filechange import build_change
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
-from symdiff.errors import InvalidArgs
+from symdiff.errors import InvalidArgs, StoreError
 from symdiff.git.state import Repo, git_info, open_repo, snapshot
 from symdiff.git.treediff import TreeChange, tree_changes
 from symdiff.model import ChangeType, FileChange, Origin, Scope
+from symdiff.parse.languages import language_for
+from symdiff.parse.shelf import SymbolShelf, keys
 from symdiff.parse.testpaths import classify
 from symdiff.query.args import DiffQuery, Window, parse
 from symdiff.query.patches import file_patch
@@ -38,11 +41,14 @@ from symdiff.query.result import Answer
 from symdiff.records import of_change
 from symdiff.store import PathFilter
 from symdiff.store.blobs import git_binary
+from symdiff.store.kept import reader, writer
 
 _WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
                   | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
 _TREE_FLAGS = DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE
 _GITLINK = 0o160000
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,21 +151,47 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
         if _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN, window):
             differ.append((d, kind))
     differ.sort(key=lambda found: found[0].path)
+    answered = [(d, kind, None if d.old is None else blob_id(d.old),
+                 None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
+    shelf = _shelf(settings, [(language_for(d.path), old_id, new_id)
+                              for d, _, old_id, new_id in answered])  # fmt: skip
     out = []
-    for d, kind in differ[: window.limit]:
+    for d, kind, old_id, new_id in answered:
         old, new = d.old, d.new
         old_text = None if old is None or git_binary(old) else old
         new_text = None if new is None or git_binary(new) else new
         change = build_change(
             kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
             old=old_text, new=new_text, timestamp=when, test_patterns=settings.test_patterns,
-            old_hash=None if old is None else blob_id(old),
-            new_hash=None if new is None else blob_id(new),
-            origin=Origin.SCAN, origin_info=origin_info,
-            git=None if git is None else dict(git),
+            old_hash=old_id, new_hash=new_id, origin=Origin.SCAN, origin_info=origin_info,
+            git=None if git is None else dict(git), shelf=shelf,
         )  # fmt: skip
         out.append((change, old if with_bytes else None, new if with_bytes else None))
+    _keep(settings, shelf)
     return out, len(differ) > window.limit
+
+
+def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | None]]
+           ) -> SymbolShelf:  # fmt: skip
+    """The symbols the workspace's database holds for these blobs (none when it has none)."""
+    shelf = SymbolShelf()
+    store = reader(settings.db_url)
+    if store is not None:
+        try:
+            store.load_shelf(shelf, keys(sides))
+        except StoreError as exc:  # a cache: the answer is built without it
+            log.warning("cannot read stored symbols: %s", exc)
+    return shelf
+
+
+def _keep(settings: Settings, shelf: SymbolShelf) -> None:
+    """Store the symbols extracted for this answer, where a database exists (none is made)."""
+    if not shelf.fresh() or reader(settings.db_url) is None:
+        return
+    try:
+        writer(settings.db_url).keep_shelf(shelf)
+    except StoreError as exc:
+        log.warning("cannot store the symbols of this answer: %s", exc)
 
 
 def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[TreeChange]:

@@ -19,8 +19,10 @@ from pathlib import PurePosixPath
 from symdiff.agents.attribute import agent_origin
 from symdiff.attribute.filechange import build_change
 from symdiff.config import Settings
-from symdiff.errors import ToolFailed
+from symdiff.errors import StoreError, ToolFailed
 from symdiff.model import ChangeType, FileChange, Origin, Provenance
+from symdiff.parse.languages import language_for
+from symdiff.parse.shelf import SymbolShelf, keys
 from symdiff.record.fileread import NotRegular, ReadResult, read_regular
 from symdiff.record.walk import IgnoreRules, Walk, shown, undecodable_prefix, walk
 from symdiff.store import FileState, Mutation, Store, Workspace
@@ -95,6 +97,7 @@ class _Pass:
     added: dict[str, _Seen] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     read: int = 0
+    shelf: SymbolShelf = field(default_factory=SymbolShelf)
 
     def skip(self, rel: str, why: str) -> None:
         """Leave a path as the index last saw it, and say so (once)."""
@@ -173,10 +176,25 @@ def _file_change(
     old = _old_text(before) if old_hash != new_hash else None
     new_text = _new_text(new) if old_hash != new_hash else None
     origin, origin_info = _origin(p, path, new)
+    _load_symbols(p, path, old_hash if old is not None else None,
+                  new_hash if new_text is not None else None)  # fmt: skip
     return build_change(kind, path, old_path=old_path, old=old, new=new_text,
                         timestamp=p.clock(), test_patterns=p.settings.test_patterns,
                         old_hash=old_hash, new_hash=new_hash, origin=origin,
-                        origin_info=origin_info, git=p.provenance.git)  # fmt: skip
+                        origin_info=origin_info, git=p.provenance.git, shelf=p.shelf)  # fmt: skip
+
+
+def _load_symbols(p: _Pass, path: str, old_hash: str | None, new_hash: str | None) -> None:
+    """Put on the pass's shelf the symbols stored for this change's blobs (symbols by
+    content: a blob parsed before, by any process, is not parsed again). A cache: when the
+    database cannot be read, the blobs are parsed."""
+    language = language_for(path)
+    if language is None or (old_hash is None and new_hash is None):
+        return
+    try:
+        p.store.load_shelf(p.shelf, keys([(language, old_hash, new_hash)]))
+    except StoreError as exc:
+        p.notices.warn(f"cannot read stored symbols: {exc}")
 
 
 def _origin(p: _Pass, path: str, new: _Seen | None) -> tuple[Origin, Mapping[str, object] | None]:
@@ -433,4 +451,9 @@ def _commit(p: _Pass, muts: list[Mutation]) -> list[FileChange]:
         for path in (*m.deletes, *(s.path for s in m.upserts)):
             expected[path] = p.known[path].blob_hash if path in p.known else None
     applied = p.store.apply(p.workspace.id, muts, expected)
+    try:  # after the records: the symbols learned on the way are a cache, never a record
+        p.store.keep_shelf(p.shelf)
+    except StoreError as exc:
+        p.notices.warn(f"cannot store the symbols of recorded blobs: {exc}")
+    p.shelf = SymbolShelf(p.shelf.version)  # a batch's symbols are not held past it
     return [m.change for m in applied if m.change is not None]

@@ -12,14 +12,15 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, delete, func, make_url, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin
-from symdiff.store import cursors, deltas
+from symdiff.parse import codec
+from symdiff.store import cursors, deltas, facts
 from symdiff.store import intents as edit_intents
 from symdiff.store import sessions as agent_sessions
 from symdiff.store import tables as t
@@ -36,6 +37,9 @@ from symdiff.store.changes import (
 )
 from symdiff.store.engine import insert_ignore, make_engine, upsert_files
 from symdiff.store.schema import is_current, stored_revision
+
+if TYPE_CHECKING:
+    from symdiff.parse.shelf import SymbolShelf
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,3 +409,33 @@ class Store:
                 .where(t.changes.c.workspace_id == workspace_id)
             ).scalar_one()
         return int(n)
+
+    # -- facts by content (store/facts.py) ------------------------------------------------
+
+    def load_shelf(self, shelf: SymbolShelf, keys: Sequence[tuple[str, str]]) -> int:
+        """Put on `shelf` the stored symbols of these (language, blob) keys that it lacks, as
+        stored by its extractor version; returns how many were found. A payload that does not
+        read back is skipped (its blob is extracted afresh)."""
+        wanted = [key for key in keys if not shelf.has(key)]
+        if not wanted:
+            return 0
+        with self._read() as conn:
+            payloads = facts.load(conn, shelf.version, facts.SYMBOLS, wanted)
+        found = {}
+        for key, data in payloads.items():
+            try:
+                found[key] = codec.decode(data)
+            except codec.CodecError:
+                continue
+        shelf.load(found)
+        return len(found)
+
+    def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None) -> int:
+        """Store the symbols `shelf` extracted (its fresh ones); returns how many."""
+        fresh = shelf.take_fresh()
+        if not fresh:
+            return 0
+        payloads = {key: codec.encode(symbols) for key, symbols in fresh.items()}
+        with self._write() as conn:
+            return facts.save(conn, shelf.version, facts.SYMBOLS, payloads,
+                              now_us if now_us is not None else time.time_ns() // 1000)

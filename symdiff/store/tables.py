@@ -241,3 +241,28 @@ agent_turns = Table(
     Column("started_us", BigInteger, nullable=False),
     Column("ended_us", BigInteger, nullable=True),
 )
+
+
+# What was learned about a blob's content, once per (blob, fact set) (revision 0009;
+# docs/storage.md, "Symbols by content"). A fact set names the extractor version, the language
+# the blob was read as, and the kind of fact (`symbols`; the reference index adds `refs`), so a
+# new extractor is a new set and the rows of an older one are never read again.
+fact_sets = Table(
+    "fact_sets",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("extractor", String(32), nullable=False),
+    Column("language", String(32), nullable=False),
+    Column("kind", String(16), nullable=False),
+    UniqueConstraint("extractor", "language", "kind"),
+)
+
+blob_facts = Table(
+    "blob_facts",
+    metadata,
+    Column("blob", DIGEST, primary_key=True),
+    Column("set_id", Integer, ForeignKey("fact_sets.id"), primary_key=True),
+    Column("data", LargeBinary, nullable=False),  # parse/codec.py
+    Column("day", Integer, nullable=False),  # written on (days since 1970): retention's clock
+    sqlite_with_rowid=False,
+)

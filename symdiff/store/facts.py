@@ -1,0 +1,89 @@
+"""Facts by content: what was learned about a blob, stored once per (blob, fact set).
+
+A fact set is (extractor version, language, kind): `symbols` today, the reference index's
+`refs` next. Rows are read by whoever meets the blob again, and written by whoever learned
+them first (docs/storage.md, "Symbols by content"). A cache, not a record: losing a row costs
+one parse, so writes ignore conflicts and never hold a record back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from sqlalchemy import Connection, and_, delete, not_, select, tuple_, union
+
+from symdiff.store import tables as t
+from symdiff.store.engine import insert_ignore
+
+SYMBOLS = "symbols"
+_CHUNK = 500  # blobs per statement (bound parameters)
+US_PER_DAY = 86_400 * 1_000_000
+
+
+def set_ids(conn: Connection, extractor: str, sets: Iterable[tuple[str, str]], *,
+            create: bool) -> dict[tuple[str, str], int]:  # fmt: skip
+    """The ids of (language, kind) fact sets of `extractor`; created when `create`."""
+    wanted = set(sets)
+    if not wanted:
+        return {}
+    fs = t.fact_sets.c
+    if create:
+        insert_ignore(conn, t.fact_sets, [{"extractor": extractor, "language": language,
+                                           "kind": kind} for language, kind in sorted(wanted)],
+                      ["extractor", "language", "kind"])  # fmt: skip
+    rows = conn.execute(select(fs.language, fs.kind, fs.id).where(
+        fs.extractor == extractor, tuple_(fs.language, fs.kind).in_(sorted(wanted))))
+    return {(language, kind): id_ for language, kind, id_ in rows}
+
+
+def load(conn: Connection, extractor: str, kind: str,
+         keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bytes]:  # fmt: skip
+    """The stored payloads of (language, blob) keys, for those that have one."""
+    ids = set_ids(conn, extractor, {(language, kind) for language, _ in keys}, create=False)
+    if not ids:
+        return {}
+    language_of = {id_: language for (language, _), id_ in ids.items()}
+    wanted = set(keys)
+    blobs = sorted({blob for language, blob in keys if (language, kind) in ids})
+    bf = t.blob_facts.c
+    out: dict[tuple[str, str], bytes] = {}
+    for i in range(0, len(blobs), _CHUNK):
+        rows = conn.execute(select(bf.blob, bf.set_id, bf.data).where(
+            bf.blob.in_(blobs[i : i + _CHUNK]), bf.set_id.in_(list(language_of))))
+        for blob, set_id, data in rows:
+            key = (language_of[set_id], blob)
+            if key in wanted:
+                out[key] = bytes(data)
+    return out
+
+
+def save(conn: Connection, extractor: str, kind: str,
+         payloads: Mapping[tuple[str, str], bytes], now_us: int) -> int:  # fmt: skip
+    """Store payloads by (language, blob); a row already there stays. Returns rows offered."""
+    if not payloads:
+        return 0
+    ids = set_ids(conn, extractor, {(language, kind) for language, _ in payloads}, create=True)
+    day = now_us // US_PER_DAY
+    rows = [{"blob": blob, "set_id": ids[(language, kind)], "data": data, "day": day}
+            for (language, blob), data in sorted(payloads.items())]  # fmt: skip
+    for i in range(0, len(rows), _CHUNK):
+        insert_ignore(conn, t.blob_facts, rows[i : i + _CHUNK], ["blob", "set_id"])
+    return len(rows)
+
+
+def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
+    """Delete the facts retention no longer keeps; returns how many rows went.
+
+    - Every row of another extractor version: it is never read again.
+    - A row written before the cutoff whose blob no record and no file state names (a
+      revision's blob met by `against`, or an imported commit's that aged out).
+    """
+    fs, bf, c, f = t.fact_sets.c, t.blob_facts.c, t.changes.c, t.files.c
+    stale = select(fs.id).where(fs.extractor != extractor).scalar_subquery()
+    gone = conn.execute(delete(t.blob_facts).where(bf.set_id.in_(stale))).rowcount
+    conn.execute(delete(t.fact_sets).where(fs.extractor != extractor))
+    live = union(select(c.old_hash).where(c.old_hash.is_not(None)),
+                 select(c.new_hash).where(c.new_hash.is_not(None)), select(f.blob_hash))
+    gone += conn.execute(delete(t.blob_facts).where(and_(
+        bf.day < cutoff_us // US_PER_DAY, not_(bf.blob.in_(live))))).rowcount
+    return int(gone)

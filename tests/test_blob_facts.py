@@ -1,0 +1,322 @@
+"""Symbols by content (revision 0009, docs/storage.md): a blob's symbols are stored once per
+(blob, language, extractor version) by whoever parses it first — the daemon, the history
+import, `against` — and read back, identical, by everyone else; a revision 0008 database
+upgrades in place; an extractor change invalidates by version; retention bounds the rows."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import LANGUAGES, git, make_settings, sample_of
+from sqlalchemy import inspect, text
+
+from symdiff.api import import_history
+from symdiff.diffs.blobid import blob_id
+from symdiff.parse import codec, reparse
+from symdiff.parse.extract import extract_uncached
+from symdiff.parse.languages import language_for
+from symdiff.parse.shelf import SymbolShelf
+from symdiff.query.answer import DiffQuery, diff
+from symdiff.record.indexer import reconcile
+from symdiff.store import ChangeFilter, Position, Store, facts
+from symdiff.store.engine import make_engine
+from symdiff.store.migrate import upgrade
+from symdiff.store.schema import HEAD
+
+extract_module = importlib.import_module("symdiff.parse.extract")
+spans_module = importlib.import_module("symdiff.attribute.spans")
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The languages of every from-scratch extraction from here on (a counting seam around the
+    real extractor), with this process's in-memory symbol caches emptied first, as in a new
+    process."""
+    calls: list[str] = []
+    real = extract_module._extract
+
+    def counted(language: str, source: bytes, key: bytes | None, base: bytes | None) -> object:
+        calls.append(language)
+        return real(language, source, key, base)
+
+    _forget()
+    monkeypatch.setattr(extract_module, "_extract", counted)
+    yield calls
+    _forget()
+
+
+def _forget() -> None:
+    reparse.forget()
+    extract_module._cache.clear()
+    extract_module._cache_held = 0
+    spans_module._memo.clear()
+    spans_module._memo_held = 0
+
+
+# ---- the stored form -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_stored_symbols_read_back_identical(language: str) -> None:
+    source = sample_of(language)
+    name = "x.mli" if language == "ocaml_interface" else None
+    lang = language_for(name) if name else language
+    symbols = extract_uncached(lang or language, source)
+    assert symbols, f"the {language} sample has symbols"
+    assert codec.decode(codec.encode(symbols)) == tuple(symbols)
+
+
+def test_a_payload_that_is_not_ours_is_refused() -> None:
+    for junk in (b"", b"not zstd", codec.encode([])[:-3]):
+        with pytest.raises(codec.CodecError):
+            codec.decode(junk)
+    assert codec.decode(codec.encode([])) == ()
+
+
+# ---- the store -------------------------------------------------------------------------------
+
+
+def _shelf_with(source: bytes, version: str | None = None) -> tuple[SymbolShelf, str]:
+    shelf = SymbolShelf(version)
+    blob = blob_id(source)
+    shelf.symbols("python", source, blob)
+    return shelf, blob
+
+
+def test_symbols_of_another_extractor_version_are_never_read(sqlite_url: str) -> None:
+    source = sample_of("python")
+    with Store(sqlite_url) as store:
+        old, blob = _shelf_with(source, "0123456789abcdef")
+        assert store.keep_shelf(old) == 1
+        now = SymbolShelf()
+        assert store.load_shelf(now, [("python", blob)]) == 0 and not now.has(("python", blob))
+        assert store.keep_shelf(_shelf_with(source)[0]) == 1
+        assert store.load_shelf(now, [("python", blob)]) == 1
+        assert now.get(("python", blob)) == tuple(extract_uncached("python", source))
+
+
+def test_a_damaged_row_is_parsed_again(sqlite_url: str) -> None:
+    source = sample_of("python")
+    with Store(sqlite_url) as store:
+        shelf, blob = _shelf_with(source)
+        store.keep_shelf(shelf)
+        with store.engine.begin() as conn:
+            conn.execute(text("UPDATE blob_facts SET data = x'00'"))
+        again = SymbolShelf()
+        assert store.load_shelf(again, [("python", blob)]) == 0
+        assert again.symbols("python", source, blob) == extract_uncached("python", source)
+
+
+def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: str,
+                                                                   repo: Path) -> None:
+    (repo / "a.py").write_text("def f():\n    return 1\n")
+    settings = make_settings(repo, sqlite_url)
+    with Store(sqlite_url) as store:
+        reconcile(store, settings)  # the baseline: a.py's blob is named by a file state
+        (repo / "a.py").write_text("def f(x):\n    return x\n")
+        reconcile(store, settings)  # a record names both blobs, and stores their symbols
+        orphan, orphan_blob = _shelf_with(b"def g():\n    pass\n")
+        store.keep_shelf(orphan, now_us=0)  # written long ago, named by nothing
+        stale, _ = _shelf_with(b"def h():\n    pass\n", "fedcba9876543210")
+        store.keep_shelf(stale)
+        with store.engine.begin() as conn:
+            assert conn.execute(text("SELECT count(*) FROM blob_facts")).scalar_one() == 4
+            gone = facts.collect(conn, SymbolShelf().version, cutoff_us=10**15)
+        assert gone == 2
+        kept = SymbolShelf()
+        names = [("python", blob_id(b"def f():\n    return 1\n")),
+                 ("python", blob_id(b"def f(x):\n    return x\n")), ("python", orphan_blob)]
+        assert store.load_shelf(kept, names) == 2 and not kept.has(("python", orphan_blob))
+
+
+# ---- who writes, who reads -------------------------------------------------------------------
+
+
+def test_the_daemons_records_serve_against_without_a_parse(repo: Path, sqlite_url: str,
+                                                           parses: list[str]) -> None:
+    for i in range(3):
+        (repo / f"m{i}.py").write_text(f"def f{i}(a):\n    return a\n\n\nclass C{i}:\n    pass\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    settings = make_settings(repo, sqlite_url)
+    with Store(sqlite_url) as store:
+        reconcile(store, settings)
+        for i in range(3):
+            (repo / f"m{i}.py").write_text(f"def f{i}(a, b):\n    return a + b\n\n\nclass C{i}:\n"
+                                           "    pass\n")  # fmt: skip
+        report = reconcile(store, settings)
+    assert len(report.changes) == 3 and len(parses) == 6  # both sides of each, parsed once
+    recorded = {c.path: c.symbols for c in report.changes}
+    _forget()  # as in another process: only the database remembers
+    parses.clear()
+    answer = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert parses == []
+    assert {r["path"]: r["symbols"] for r in answer.records} == {
+        path: [{"name": s.name, "kind": s.kind, "change_type": s.change_type.value,
+                "start_line": s.start_line, "end_line": s.end_line} for s in symbols]
+        for path, symbols in recorded.items()}  # fmt: skip
+
+
+def test_against_stores_what_it_parsed_for_the_next_call(repo: Path, sqlite_url: str,
+                                                         parses: list[str]) -> None:
+    (repo / "a.py").write_text("def f():\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    settings = make_settings(repo, sqlite_url)
+    first = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert first.records == [] and parses == []
+    (repo / "a.py").write_text("def f():\n    return 2\n\n\ndef g():\n    pass\n")
+    first = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert parses == ["python", "python"]  # no database yet: against does not make one
+    Store(sqlite_url).close()
+    diff(settings, DiffQuery(against="HEAD", scope="all"))
+    _forget()
+    parses.clear()
+    again = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert parses == []
+    assert [{**r, "timestamp": None} for r in again.records] == [
+        {**r, "timestamp": None} for r in first.records]
+
+
+def test_a_second_import_of_an_overlapping_window_parses_nothing_twice(
+        repo: Path, sqlite_url: str, parses: list[str]) -> None:  # fmt: skip
+    for n in range(6):
+        (repo / "lib.py").write_text("".join(f"def f{i}(a):\n    return a + {n}\n\n\n"
+                                             for i in range(n + 1)))  # fmt: skip
+        (repo / f"t{n}.py").write_text(f"def test_{n}():\n    assert True\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"c{n}")
+    settings = make_settings(repo, sqlite_url)
+    import_history(settings, max_commits=3)  # c5, c4, c3
+    assert len(parses) == 7  # lib.py's versions 2 to 5, t3 to t5: each blob once
+    _forget()
+    parses.clear()
+    report = import_history(settings, max_commits=5)
+    assert report.already == 6 and report.recorded == 4
+    # c2 and c1 are new: lib.py's version 2 was stored by the first import (c3's old side);
+    # versions 0 and 1, t1 and t2 were never met.
+    assert len(parses) == 4
+    with Store(sqlite_url) as store, store.engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM blob_facts")).scalar_one() == 11
+        every = ChangeFilter(None, 0, None, 100, after=Position(-1, 0))
+        assert len(store.page(every).changes) == 10
+
+
+# ---- the upgrade from 0008 -------------------------------------------------------------------
+
+
+def _fill_0008(url: str) -> None:
+    """A database at revision 0008 as 0008 wrote it: records with symbols and a session."""
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        upgrade(conn, to="0008")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO workspaces (id, root, host, created_us, baseline_done) "
+                          "VALUES (1, '/r', 'h', 0, true)"))
+        prov = conn.execute(text(
+            "INSERT INTO provenance (digest, origin_info, git, session, turn) VALUES "
+            "(7, :i, NULL, 'S', 2) RETURNING id"),
+            {"i": '{"agent":"claude-code","session":"S","turn":2}'}).scalar_one()  # fmt: skip
+        for id_, origin, pid in ((1, "watch", None), (2, "agent", prov)):
+            conn.execute(text(
+                "INSERT INTO changes (workspace_id, ts_us, path, old_path, change_type, "
+                "lines_added, lines_removed, scope, language, old_hash, new_hash, origin, "
+                "provenance_id, txid) VALUES (1, :ts, 'a.py', NULL, 'modify', 1, 1, "
+                "'impl', 'python', :old, :new, :o, :p, 0)"),
+                {"ts": id_ * 1000, "o": origin, "p": pid, "old": bytes([id_]) * 20,
+                 "new": bytes([id_ + 1]) * 20})  # fmt: skip
+        name = conn.execute(text("INSERT INTO symbol_names (name, kind) VALUES ('f', 'function') "
+                                 "RETURNING id")).scalar_one()  # fmt: skip
+        for change_id in (1, 2):
+            conn.execute(text(
+                "INSERT INTO symbol_changes (change_id, ordinal, name_id, change_type, "
+                "start_line, end_line, renamed_from, renamed_to) "
+                "VALUES (:c, 0, :n, 'm', 1, 2, NULL, NULL)"), {"c": change_id, "n": name})
+        session = conn.execute(text(
+            "INSERT INTO agent_sessions (workspace_id, session, agent, model, started_us, "
+            "ended_us) VALUES (1, 'S', 'claude-code', 'm', 10, NULL) RETURNING id")).scalar_one()
+        conn.execute(text("INSERT INTO agent_turns (session_id, turn, started_us, ended_us) "
+                          "VALUES (:s, 2, 10, 20)"), {"s": session})  # fmt: skip
+    engine.dispose()
+
+
+def _tables(url: str) -> dict[str, tuple[str, ...]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            found = inspect(conn)
+            return {n: tuple(c["name"] for c in found.get_columns(n))
+                    for n in found.get_table_names() if n != "alembic_version"}  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def _rows(url: str, tables: dict[str, tuple[str, ...]]) -> dict[str, list[tuple[object, ...]]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            out = {}
+            for table, cols in tables.items():
+                quoted = ", ".join(f'"{c}"' for c in cols)
+                rows = conn.execute(text(f"SELECT {quoted} FROM {table}"))
+                out[table] = sorted((tuple(r) for r in rows), key=repr)
+            return out
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_revision_0008_database_upgrades_in_place(backend: str,
+                                                    request: pytest.FixtureRequest) -> None:
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    _fill_0008(url)
+    at_0008 = _tables(url)
+    before = _rows(url, at_0008)
+    assert len(before["changes"]) == 2 and len(before["agent_turns"]) == 1
+    with Store(url) as store:
+        assert store.revision() == HEAD == "0009"
+    assert _rows(url, at_0008) == before  # every row of 0008 survived, column for column
+    assert set(_tables(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
+    with Store(url) as store:
+        every = ChangeFilter(None, 0, None, 10, after=Position(-1, 0))
+        records = [(c.record["origin"], c.old_hash, c.record["symbols"])
+                   for c in store.page(every).changes]
+        assert records == [
+            ("watch", "01" * 20, [{"name": "f", "kind": "function", "change_type": "modified",
+                                   "start_line": 1, "end_line": 2}]),
+            ("agent", "02" * 20, [{"name": "f", "kind": "function", "change_type": "modified",
+                                   "start_line": 1, "end_line": 2}]),
+        ]  # fmt: skip
+        [session] = store.sessions([1])
+        assert [(t.number, t.ended_us) for t in session.turns] == [(2, 20)]
+        shelf, blob = _shelf_with(sample_of("python"))
+        assert store.keep_shelf(shelf, now_us=int(datetime.now(UTC).timestamp() * 1e6)) == 1
+        again = SymbolShelf()
+        assert store.load_shelf(again, [("python", blob)]) == 1
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
+                                                     request: pytest.FixtureRequest) -> None:
+    from alembic import command
+
+    from symdiff.store.migrate import _config, current_revision
+
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    _fill_0008(url)
+    before = _rows(url, _tables(url))
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            upgrade(conn)
+            assert current_revision(conn) == "0009"
+            command.downgrade(_config(conn), "0008")
+            conn.commit()
+            assert current_revision(conn) == "0008"
+    finally:
+        engine.dispose()
+    assert _rows(url, _tables(url)) == before
