@@ -22,7 +22,8 @@ from symdiff.parse.languages import language_for
 from symdiff.parse.shelf import SymbolShelf
 from symdiff.query.answer import DiffQuery, diff
 from symdiff.record.indexer import reconcile
-from symdiff.store import ChangeFilter, Position, Store, facts
+from symdiff.record.retention import collect
+from symdiff.store import ChangeFilter, Position, Store
 from symdiff.store.engine import make_engine
 from symdiff.store.migrate import upgrade
 from symdiff.store.schema import HEAD
@@ -125,8 +126,9 @@ def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: s
         store.keep_shelf(stale)
         with store.engine.begin() as conn:
             assert conn.execute(text("SELECT count(*) FROM blob_facts")).scalar_one() == 4
-            gone = facts.collect(conn, SymbolShelf().version, cutoff_us=10**15)
-        assert gone == 2
+        report = collect(settings, store=store)  # the window keeps both records
+        assert (report.records, report.facts) == (0, 2)
+        assert report.as_json()["facts"] == 2
         kept = SymbolShelf()
         names = [("python", blob_id(b"def f():\n    return 1\n")),
                  ("python", blob_id(b"def f(x):\n    return x\n")), ("python", orphan_blob)]

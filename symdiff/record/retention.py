@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs, SymdiffError
+from symdiff.parse.version import extractor_version
 from symdiff.store import Position, Store, gc
 from symdiff.timestamps import Clock, to_us, utcnow
 
@@ -35,13 +36,15 @@ class GcReport:
     size_after: int | None
     seconds: float
     longest_write_s: float  # the longest of its transactions (SQLite: the writer lock held)
+    facts: int = 0  # rows of facts by content (a blob's stored symbols) collected
 
     def as_json(self) -> dict[str, object]:
         """The report as `symdiff db gc --json` prints it."""
         return {"cutoff_us": self.cutoff_us, "records": self.records,
                 "symbol_rows": self.symbol_rows, "blobs": self.blobs, "vacuum": self.vacuum,
                 "pages_freed": self.pages_freed, "size_before": self.size_before,
-                "size_after": self.size_after, "seconds": round(self.seconds, 3),
+                "size_after": self.size_after, "facts": self.facts,
+                "seconds": round(self.seconds, 3),
                 "longest_write_ms": round(self.longest_write_s * 1000, 1)}  # fmt: skip
 
 
@@ -65,8 +68,10 @@ def collect(settings: Settings, *, now: float | None = None, convert: bool = Fal
 
     Records observed before now - keep go with their symbol rows, except those a named reader
     that moved within the window has not read yet (kept up to 2 x keep); then the snapshots
-    nothing needs; then SQLite gives the room back. `convert`: switch a database made before
-    incremental vacuum (one VACUUM; the CLI asks for it, the daemon never does).
+    nothing needs, and the stored symbols of blobs nothing names that were written before the
+    cutoff (and every other extractor version's); then SQLite gives the room back.
+    `convert`: switch a database made before incremental vacuum (one VACUUM; the CLI asks for
+    it, the daemon never does).
     """
     started = time.monotonic()
     now_us = int((time.time() if now is None else now) * 1e6)
@@ -81,13 +86,16 @@ def collect(settings: Settings, *, now: float | None = None, convert: bool = Fal
                                              pin_floor_us=cutoff - settings.keep_us, held=held)
         gc.delete_orphans(db.engine, held=held)
         blobs = gc.delete_blobs(db.engine, gc.find_garbage(db.engine), held=held)
+        dropped_facts = gc.delete_facts(db.engine, extractor=extractor_version(), before_us=cutoff,
+                                     held=held)
         reclaimed = gc.reclaim(db.engine, convert=convert, held=held)
         after = db.size_bytes()
     finally:
         if own:
             db.close()
     return GcReport(cutoff, records, symbols, blobs, reclaimed.mode, reclaimed.pages, before,
-                    after, time.monotonic() - started, max(held, default=0.0))  # fmt: skip
+                    after, time.monotonic() - started, max(held, default=0.0),
+                    dropped_facts)  # fmt: skip
 
 
 def overdue(oldest_us: int | None, now_us: int, keep_us: int) -> bool:

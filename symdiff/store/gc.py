@@ -39,6 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
+from symdiff.store import facts
 from symdiff.store import tables as t
 from symdiff.store.changes import Position
 
@@ -208,6 +209,14 @@ def delete_orphans(engine: Engine, *, batch: int = RECORD_BATCH,
                 if engine.dialect.name != "postgresql":
                     raise
     return deleted
+
+
+def delete_facts(engine: Engine, *, extractor: str, before_us: int,
+                 held: list[float] | None = None) -> int:  # fmt: skip
+    """Facts by content (store/facts.py) no longer kept: another extractor's, and those written
+    before `before_us` for blobs no record or file state names. A cache: one transaction."""
+    with _write(engine, held if held is not None else []) as conn:
+        return facts.collect(conn, extractor, before_us)
 
 
 def _mark(conn: Connection) -> int:
