@@ -15,6 +15,7 @@ from conftest import LANGUAGES, git, make_settings, sample_of
 from sqlalchemy import inspect, text
 
 from symdiff.api import import_history
+from symdiff.attribute.spans import symbol_changes
 from symdiff.diffs.blobid import blob_id
 from symdiff.parse import codec, reparse
 from symdiff.parse.extract import extract_uncached
@@ -71,6 +72,16 @@ def test_stored_symbols_read_back_identical(language: str) -> None:
     assert codec.decode(codec.encode(symbols)) == tuple(symbols)
 
 
+def test_a_stored_change_reads_back_identical() -> None:
+    old = b"def f(a):\n    return a\n\n\nclass C:\n    def m(self):\n        pass\n"
+    new = b"def f(a, b):\n    return a\n\n\nclass D:\n    def m(self):\n        pass\n"
+    changes = symbol_changes("python", old, new)
+    assert {c.change_type.value for c in changes} >= {"signature_changed"}
+    assert codec.decode_pair(codec.encode_pair(3, 2, changes)) == (3, 2, tuple(changes))
+    with pytest.raises(codec.CodecError):
+        codec.decode_pair(codec.encode([]))
+
+
 def test_a_payload_that_is_not_ours_is_refused() -> None:
     for junk in (b"", b"not zstd", codec.encode([])[:-3]):
         with pytest.raises(codec.CodecError):
@@ -125,7 +136,8 @@ def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: s
         stale, _ = _shelf_with(b"def h():\n    pass\n", "fedcba9876543210")
         store.keep_shelf(stale)
         with store.engine.begin() as conn:
-            assert conn.execute(text("SELECT count(*) FROM blob_facts")).scalar_one() == 4
+            # f's two versions, the pair of them (the record's change), g, h
+            assert conn.execute(text("SELECT count(*) FROM blob_facts")).scalar_one() == 5
         report = collect(settings, store=store)  # the window keeps both records
         assert (report.records, report.facts) == (0, 2)
         assert report.as_json()["facts"] == 2

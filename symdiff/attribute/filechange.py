@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+class _Failed(tuple[SymbolChange, ...]):
+    """No symbol changes because extraction failed: not to be remembered as the answer."""
+
+
+FAILED: tuple[SymbolChange, ...] = _Failed()
+
+
 def line_diff(
     kind: ChangeType, old: bytes | None, new: bytes | None
 ) -> tuple[int, int, LineDiff | None]:
@@ -56,7 +63,7 @@ def file_symbols(
                                     old_blob=old_blob, new_blob=new_blob))
     except Exception:  # a parser bug must cost one file's symbols, never the caller
         log.exception("symbol extraction failed for %s", path)
-        return ()
+        return FAILED
 
 
 def build_change(
@@ -79,8 +86,19 @@ def build_change(
 
     `shelf`: the batch's symbols by blob id (parse/shelf.py): a side whose symbols it holds
     (keyed by `old_hash`/`new_hash`) is not extracted again, and one extracted is shelved."""
-    added, removed, diff = line_diff(kind, old, new)
     language = language_for(path)
+    pair = None
+    if (shelf is not None and language is not None and old is not None and new is not None
+            and old_hash is not None and new_hash is not None):
+        pair = (language, old_hash, new_hash)
+    known = None if pair is None or shelf is None else shelf.pair(pair)
+    if known is not None:  # asked before, by this process or another: nothing to work out
+        added, removed, symbols = known
+    else:
+        added, removed, diff = line_diff(kind, old, new)
+        symbols = file_symbols(language, old, new, path, diff, shelf, old_hash, new_hash)
+        if pair is not None and shelf is not None and symbols is not FAILED:
+            shelf.add_pair(pair, (added, removed, symbols))
     return FileChange(
         path=path,
         old_path=old_path,
@@ -90,7 +108,7 @@ def build_change(
         lines_removed=removed,
         scope=classify(path, test_patterns),
         language=language,
-        symbols=file_symbols(language, old, new, path, diff, shelf, old_hash, new_hash),
+        symbols=symbols,
         old_hash=old_hash,
         new_hash=new_hash,
         origin=origin,

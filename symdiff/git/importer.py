@@ -103,7 +103,7 @@ def _record(store: Store, workspace_id: int, settings: Settings, batch: list[_Fo
     an earlier import, the daemon or `against` stored them, and the rest stored after."""
     if not batch:
         return 0
-    shelf = SymbolShelf()
+    shelf = SymbolShelf(pairs=False)  # a commit's change is not asked about again
     store.load_shelf(shelf, keys((language_for(f.path), f.old_id, f.new_id) for f in batch))
     changes = [build_change(
         f.kind, f.path, old_path=f.old_path, old=_text(f.old), new=_text(f.new),

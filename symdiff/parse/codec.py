@@ -1,5 +1,8 @@
 """A blob's symbols as stored bytes, and back; pure and lossless.
 
+A pair of blobs' change (`encode_pair`: the line counts and symbol changes from one to the
+other) is stored the same way, as plain JSON lists.
+
 The symbols of a file are stored once per blob (`store/facts.py`), so their form is chosen for
 room: one table of the distinct strings (names, kinds, parents, signatures), the numbers as
 small differences (a start from the previous start, an end from its own start), the whole as
@@ -13,9 +16,10 @@ from collections.abc import Sequence
 
 import zstandard
 
-from symdiff.model import Symbol
+from symdiff.model import Symbol, SymbolChange, SymbolChangeType
 
-FORMAT = 1  # the first number of every payload; a payload of another format is not read
+FORMAT = 1  # the first number of every symbols payload; a payload of another format is not read
+PAIR_FORMAT = 2  # the first number of a pair's payload (its line counts and symbol changes)
 _LEVEL = 9
 _FIELDS = 8  # numbers per symbol
 
@@ -76,3 +80,28 @@ def decode(data: bytes) -> tuple[Symbol, ...]:
     except (IndexError, TypeError, ValueError) as exc:
         raise CodecError(f"a stored symbol payload does not read back: {exc}") from None
     return tuple(out)
+
+
+Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
+
+
+def encode_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes:
+    """The stored form of one change between two blobs: its line counts and symbol changes."""
+    rows = [[c.name, c.kind, c.change_type.value, c.start_line, c.end_line, c.renamed_from,
+             c.renamed_to] for c in changes]  # fmt: skip
+    text = json.dumps([PAIR_FORMAT, added, removed, rows], separators=(",", ":"),
+                      ensure_ascii=False)  # fmt: skip
+    return zstandard.ZstdCompressor(level=_LEVEL).compress(text.encode())
+
+
+def decode_pair(data: bytes) -> Pair:
+    """What `encode_pair` stored; CodecError when `data` is not such a payload."""
+    try:
+        form, added, removed, rows = json.loads(zstandard.ZstdDecompressor().decompress(data))
+        if form != PAIR_FORMAT or not isinstance(added, int) or not isinstance(removed, int):
+            raise CodecError("not a stored pair payload of format 2")
+        changes = tuple(SymbolChange(name, kind, SymbolChangeType(change), start, end, old, new)
+                        for name, kind, change, start, end, old, new in rows)  # fmt: skip
+    except (zstandard.ZstdError, ValueError, TypeError) as exc:
+        raise CodecError(f"not a stored pair payload: {exc}") from None
+    return added, removed, changes

@@ -1,5 +1,9 @@
 """A batch's symbols by blob: those read from the store, and those extracted here to be stored.
 
+Beside them, pairs: the line counts and symbol changes from one blob to another, keyed by
+(language, old blob, new blob), so that a change asked about again (a second `against`, a
+change the daemon recorded) is neither diffed nor attributed again.
+
 Symbols are a pure function of (blob, language, extractor version) (version.py), so a batch of
 records — a daemon pass, a history import, an `against` answer — asks its store once for the
 blobs it will meet (`wanted`), is given what is stored (`load`), extracts only the rest, and
@@ -11,19 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from symdiff.model import Symbol
+from symdiff.model import Symbol, SymbolChange
 from symdiff.parse.version import extractor_version
 
 Key = tuple[str, str]  # (language, git blob id)
+PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
+Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 
 
 class SymbolShelf:
     """Symbols by (language, blob id) for one batch of work; not shared between threads."""
 
-    def __init__(self, version: str | None = None) -> None:
+    def __init__(self, version: str | None = None, *, pairs: bool = True) -> None:
+        """`pairs=False`: keep no pairs (a history import: its changes are not asked again)."""
         self.version = version or extractor_version()
+        self.keeps_pairs = pairs
         self._known: dict[Key, tuple[Symbol, ...]] = {}
         self._fresh: dict[Key, tuple[Symbol, ...]] = {}
+        self._pairs: dict[PairKey, Pair] = {}
+        self._fresh_pairs: dict[PairKey, Pair] = {}
         self.hits = 0
         self.misses = 0
 
@@ -57,6 +67,28 @@ class SymbolShelf:
         if blob is not None:
             self.add((language, blob), symbols)
         return symbols
+
+    def load_pairs(self, found: Mapping[PairKey, Pair]) -> None:
+        """Take pairs that were stored."""
+        self._pairs.update(found)
+
+    def pair(self, key: PairKey) -> Pair | None:
+        """A change's line counts and symbol changes, if known here."""
+        return self._pairs.get(key)
+
+    def add_pair(self, key: PairKey, pair: Pair) -> None:
+        """Take a change worked out in this batch; handed back by `take_fresh_pairs`."""
+        if self.keeps_pairs and key not in self._pairs:
+            self._pairs[key] = self._fresh_pairs[key] = pair
+
+    def take_fresh_pairs(self) -> dict[PairKey, Pair]:
+        """The pairs worked out in this batch, then forget that they are fresh."""
+        out, self._fresh_pairs = self._fresh_pairs, {}
+        return out
+
+    def dirty(self) -> bool:
+        """Whether anything was worked out here that the store does not hold yet."""
+        return bool(self._fresh or self._fresh_pairs)
 
     def has(self, key: Key) -> bool:
         return key in self._known

@@ -155,6 +155,7 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
                  None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
     shelf = _shelf(settings, [(language_for(d.path), old_id, new_id)
                               for d, _, old_id, new_id in answered])  # fmt: skip
+
     out = []
     for d, kind, old_id, new_id in answered:
         old, new = d.old, d.new
@@ -173,12 +174,15 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
 
 def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | None]]
            ) -> SymbolShelf:  # fmt: skip
-    """The symbols the workspace's database holds for these blobs (none when it has none)."""
+    """What the workspace's database holds for these changes — each pair of blobs' line counts
+    and symbol changes, each blob's symbols — (nothing when it has none)."""
     shelf = SymbolShelf()
     store = reader(settings.db_url)
     if store is not None:
+        pairs = [(language, old, new) for language, old, new in sides
+                 if language is not None and old is not None and new is not None]
         try:
-            store.load_shelf(shelf, keys(sides))
+            store.load_shelf(shelf, keys(sides), pairs)
         except StoreError as exc:  # a cache: the answer is built without it
             log.warning("cannot read stored symbols: %s", exc)
     return shelf
@@ -186,7 +190,7 @@ def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | N
 
 def _keep(settings: Settings, shelf: SymbolShelf) -> None:
     """Store the symbols extracted for this answer, where a database exists (none is made)."""
-    if not shelf.fresh() or reader(settings.db_url) is None:
+    if not shelf.dirty() or reader(settings.db_url) is None:
         return
     try:
         writer(settings.db_url).keep_shelf(shelf)

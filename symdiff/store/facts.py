@@ -1,13 +1,15 @@
 """Facts by content: what was learned about a blob, stored once per (blob, fact set).
 
-A fact set is (extractor version, language, kind): `symbols` today, the reference index's
-`refs` next. Rows are read by whoever meets the blob again, and written by whoever learned
-them first (docs/storage.md, "Symbols by content"). A cache, not a record: losing a row costs
-one parse, so writes ignore conflicts and never hold a record back.
+A fact set is (extractor version, language, kind): a blob's `symbols`, a pair of blobs'
+`changes` (keyed by `pair_blob`), the reference index's `refs` next. Rows are read by whoever
+meets the blob again, and written by whoever learned them first (docs/storage.md, "Symbols by
+content"). A cache, not a record: losing a row costs one parse, so writes ignore conflicts and
+never hold a record back.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import Connection, and_, delete, not_, select, tuple_, union
@@ -15,9 +17,15 @@ from sqlalchemy import Connection, and_, delete, not_, select, tuple_, union
 from symdiff.store import tables as t
 from symdiff.store.engine import insert_ignore
 
-SYMBOLS = "symbols"
+SYMBOLS = "symbols"  # a blob's symbols (parse/codec.encode)
+CHANGES = "changes"  # a pair of blobs' line counts and symbol changes (codec.encode_pair)
 _CHUNK = 500  # blobs per statement (bound parameters)
 US_PER_DAY = 86_400 * 1_000_000
+
+
+def pair_blob(old: str, new: str) -> str:
+    """The key a pair of blobs is stored under: a 20-byte digest of both ids, in order."""
+    return hashlib.blake2b(bytes.fromhex(old) + bytes.fromhex(new), digest_size=20).hexdigest()
 
 
 def set_ids(conn: Connection, extractor: str, sets: Iterable[tuple[str, str]], *,

@@ -412,15 +412,27 @@ class Store:
 
     # -- facts by content (store/facts.py) ------------------------------------------------
 
-    def load_shelf(self, shelf: SymbolShelf, keys: Sequence[tuple[str, str]]) -> int:
-        """Put on `shelf` the stored symbols of these (language, blob) keys that it lacks, as
-        stored by its extractor version; returns how many were found. A payload that does not
-        read back is skipped (its blob is extracted afresh)."""
+    def load_shelf(self, shelf: SymbolShelf, keys: Sequence[tuple[str, str]],
+                   pairs: Sequence[tuple[str, str, str]] = ()) -> int:  # fmt: skip
+        """Put on `shelf` the stored symbols of these (language, blob) keys, and the stored
+        changes of these (language, old blob, new blob) pairs, that it lacks, as stored by its
+        extractor version; returns how many were found. A payload that does not read back is
+        skipped (its blob is extracted afresh)."""
+        asked = {(language, facts.pair_blob(old, new)): (language, old, new)
+                 for language, old, new in pairs if shelf.pair((language, old, new)) is None}
         wanted = [key for key in keys if not shelf.has(key)]
-        if not wanted:
+        if not wanted and not asked:
             return 0
         with self._read() as conn:
-            payloads = facts.load(conn, shelf.version, facts.SYMBOLS, wanted)
+            paired = facts.load(conn, shelf.version, facts.CHANGES, list(asked)) if asked else {}
+            # A side whose every change is known needs no symbols.
+            known = {asked[key] for key in paired}
+            needed = {(language, blob) for language, old, new in set(asked.values()) - known
+                      for blob in (old, new)}  # fmt: skip
+            spared = {(language, blob) for language, old, new in known
+                      for blob in (old, new)} - needed  # fmt: skip
+            wanted = [key for key in wanted if key not in spared]
+            payloads = facts.load(conn, shelf.version, facts.SYMBOLS, wanted) if wanted else {}
         found = {}
         for key, data in payloads.items():
             try:
@@ -428,14 +440,24 @@ class Store:
             except codec.CodecError:
                 continue
         shelf.load(found)
-        return len(found)
+        changes = {}
+        for key, data in paired.items():
+            try:
+                changes[asked[key]] = codec.decode_pair(data)
+            except codec.CodecError:
+                continue
+        shelf.load_pairs(changes)
+        return len(found) + len(changes)
 
     def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None) -> int:
-        """Store the symbols `shelf` extracted (its fresh ones); returns how many."""
-        fresh = shelf.take_fresh()
-        if not fresh:
+        """Store what `shelf` worked out (its fresh symbols and pairs); returns how many."""
+        fresh, pairs = shelf.take_fresh(), shelf.take_fresh_pairs()
+        if not fresh and not pairs:
             return 0
-        payloads = {key: codec.encode(symbols) for key, symbols in fresh.items()}
+        now = now_us if now_us is not None else time.time_ns() // 1000
+        symbols = {key: codec.encode(found) for key, found in fresh.items()}
+        changes = {(language, facts.pair_blob(old, new)): codec.encode_pair(*pair)
+                   for (language, old, new), pair in pairs.items()}  # fmt: skip
         with self._write() as conn:
-            return facts.save(conn, shelf.version, facts.SYMBOLS, payloads,
-                              now_us if now_us is not None else time.time_ns() // 1000)
+            return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
+                    + facts.save(conn, shelf.version, facts.CHANGES, changes, now))
