@@ -21,23 +21,20 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _caches import cold
+from against_speed import build, changed_texts, git
+from tree_sitter_language_pack import get_parser
 
-from _caches import cold  # noqa: E402
-from against_speed import build, changed_texts, git  # noqa: E402
-from tree_sitter_language_pack import get_parser  # noqa: E402
-
-from symdiff.config import Settings  # noqa: E402
-from symdiff.query.answer import DiffQuery, diff  # noqa: E402
-from symdiff.record.indexer import reconcile  # noqa: E402
-from symdiff.store import Store  # noqa: E402
-from symdiff.store.kept import close_all  # noqa: E402
+from symdiff.config import Settings
+from symdiff.query.answer import DiffQuery, diff
+from symdiff.record.indexer import reconcile
+from symdiff.store import Store
+from symdiff.store.kept import close_all
 
 
 def median_ms(fn: Callable[[], object], runs: int, before: Callable[[], object]) -> float:

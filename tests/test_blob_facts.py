@@ -136,8 +136,10 @@ def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: s
         stale, _ = _shelf_with(b"def h():\n    pass\n", "fedcba9876543210")
         store.keep_shelf(stale)
         with store.engine.begin() as conn:
-            # f's two versions, the pair of them (the record's change), g, h
-            assert conn.execute(text("SELECT count(*) FROM blob_facts")).scalar_one() == 5
+            # f's two versions (the second a delta against the first: the daemon stores no
+            # pairs, its record is the change), g, h
+            rows = conn.execute(text("SELECT depth, base IS NULL FROM blob_facts ORDER BY depth"))
+            assert [tuple(r) for r in rows] == [(0, 1), (0, 1), (0, 1), (1, 0)]
         report = collect(settings, store=store)  # the window keeps both records
         assert (report.records, report.facts) == (0, 2)
         assert report.as_json()["facts"] == 2
@@ -334,3 +336,72 @@ def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
     finally:
         engine.dispose()
     assert _rows(url, _tables(url)) == before
+
+
+# ---- deltas ----------------------------------------------------------------------------------
+
+
+def _versions(count: int) -> list[bytes]:
+    """A file edited `count - 1` times, one function more each time, lines shifting below it."""
+    return [b"import os\n\n" + b"".join(f"def f{i}(a):\n    return a + {n}\n\n\n".encode()
+                                        for i in range(n + 1)) + b"class Tail:\n    pass\n"
+            for n in range(count)]  # fmt: skip
+
+
+def _store_chain(store: Store, versions: list[bytes]) -> list[str]:
+    """Each version stored as the daemon stores a change: the new side against the old."""
+    blobs = [blob_id(v) for v in versions]
+    for old, new, old_id, new_id in zip(versions, versions[1:], blobs, blobs[1:], strict=False):
+        shelf = SymbolShelf(pairs=False)
+        store.load_shelf(shelf, [("python", old_id), ("python", new_id)])
+        symbol_changes("python", old, new, shelf=shelf, old_blob=old_id, new_blob=new_id)
+        store.keep_shelf(shelf)
+    return blobs
+
+
+def test_a_files_versions_are_stored_as_deltas_and_read_back_identical(sqlite_url: str) -> None:
+    versions = _versions(40)
+    with Store(sqlite_url) as store:
+        blobs = _store_chain(store, versions)
+        with store.engine.connect() as conn:
+            rows = {depth: n for depth, n in conn.execute(
+                text("SELECT depth, count(*) FROM blob_facts GROUP BY depth"))}
+            whole, delta = conn.execute(text(
+                "SELECT sum(CASE WHEN base IS NULL THEN length(data) END) / "
+                "sum(CASE WHEN base IS NULL THEN 1 END), sum(CASE WHEN base IS NOT NULL THEN "
+                "length(data) END) / sum(CASE WHEN base IS NOT NULL THEN 1 END) "
+                "FROM blob_facts")).one()  # fmt: skip
+        assert max(rows) == 15 and rows[0] == 3  # a whole one every 16 (shelf.CHAIN)
+        assert delta * 3 < whole  # a delta holds what the edit moved, not the file
+    _forget()
+    with Store(sqlite_url) as store:
+        shelf = SymbolShelf()
+        assert store.load_shelf(shelf, [("python", b) for b in blobs]) == 40
+    for version, blob in zip(versions, blobs, strict=True):
+        assert shelf.get(("python", blob)) == tuple(extract_uncached("python", version))
+
+
+def test_a_delta_whose_base_went_is_parsed_again(sqlite_url: str) -> None:
+    versions = _versions(3)
+    with Store(sqlite_url) as store:
+        blobs = _store_chain(store, versions)
+        with store.engine.begin() as conn:
+            conn.execute(text("DELETE FROM blob_facts WHERE depth = 0"))
+        shelf = SymbolShelf()
+        assert store.load_shelf(shelf, [("python", b) for b in blobs]) == 0
+
+
+def test_retention_keeps_the_bases_of_kept_deltas(sqlite_url: str, repo: Path) -> None:
+    versions = _versions(5)
+    settings = make_settings(repo, sqlite_url)
+    with Store(sqlite_url) as store:
+        blobs = _store_chain(store, versions)
+        with store.engine.begin() as conn:  # all old; the newest stays by its own right
+            conn.execute(text("UPDATE blob_facts SET day = 0"))
+            conn.execute(text("UPDATE blob_facts SET day = 10000000 WHERE depth = 4"))
+        report = collect(settings, store=store)
+        assert report.facts == 0  # every other row is a base of the kept one's chain
+        with store.engine.begin() as conn:
+            conn.execute(text("UPDATE blob_facts SET day = 0"))
+        assert collect(settings, store=store).facts == 5
+        assert store.load_shelf(SymbolShelf(), [("python", b) for b in blobs]) == 0

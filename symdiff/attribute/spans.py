@@ -111,7 +111,7 @@ def symbol_changes(
         return list(hit)
     # Each side may be parsed incrementally from the other's tree (extract's `base`).
     old_symbols = _side(language, old, old_blob, new, shelf)
-    new_symbols = _side(language, new, new_blob, old, shelf)
+    new_symbols = _side(language, new, new_blob, old, shelf, old_blob)
     if hit is not None:
         return list(hit)
     old_source = old if old is not None else b""
@@ -124,12 +124,13 @@ def symbol_changes(
 
 
 def _side(language: str, source: bytes | None, blob: str | None, base: bytes | None,
-          shelf: SymbolShelf | None) -> Sequence[Symbol]:  # fmt: skip
-    """One side's symbols: from the shelf, else extracted (and then shelved)."""
+          shelf: SymbolShelf | None, base_blob: str | None = None) -> Sequence[Symbol]:  # fmt: skip
+    """One side's symbols: from the shelf, else extracted (and then shelved, to be stored
+    against `base_blob`'s: the new side of a change names the old)."""
     if source is None:
         return []
     if shelf is not None:
-        return shelf.symbols(language, source, blob, base)
+        return shelf.symbols(language, source, blob, base, base_blob)
     from symdiff.parse.extract import (
         extract,  # the extractor imports tree-sitter; keep this module light
     )

@@ -23,8 +23,16 @@ PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
 Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 
 
+CHAIN = 16  # a blob's symbols are stored whole again when their delta chain would be longer
+
+
 class SymbolShelf:
-    """Symbols by (language, blob id) for one batch of work; not shared between threads."""
+    """Symbols by (language, blob id) for one batch of work; not shared between threads.
+
+    A blob extracted as the new side of a change names the old side as its base: the store
+    keeps its symbols as a delta against the base's (codec.pack), as long as the base is
+    known here and the chain of bases stays within CHAIN.
+    """
 
     def __init__(self, version: str | None = None, *, pairs: bool = True) -> None:
         """`pairs=False`: keep no pairs (a history import: its changes are not asked again)."""
@@ -32,20 +40,32 @@ class SymbolShelf:
         self.keeps_pairs = pairs
         self._known: dict[Key, tuple[Symbol, ...]] = {}
         self._fresh: dict[Key, tuple[Symbol, ...]] = {}
+        self._depth: dict[Key, int] = {}  # how many bases below a blob's stored symbols
+        self._base: dict[Key, str] = {}  # a fresh blob's base, when it is stored as a delta
         self._pairs: dict[PairKey, Pair] = {}
         self._fresh_pairs: dict[PairKey, Pair] = {}
         self.hits = 0
         self.misses = 0
 
-    def load(self, found: Mapping[Key, Sequence[Symbol]]) -> None:
-        """Take symbols that were stored (or extracted elsewhere) for these blobs."""
+    def load(self, found: Mapping[Key, Sequence[Symbol]],
+             depths: Mapping[Key, int] | None = None) -> None:  # fmt: skip
+        """Take symbols that were stored (with their chains' depths), or extracted elsewhere."""
         for key, symbols in found.items():
             self._known[key] = tuple(symbols)
+            self._depth[key] = CHAIN if depths is None else depths.get(key, CHAIN)
 
-    def add(self, key: Key, symbols: Sequence[Symbol]) -> None:
-        """Take symbols extracted for this batch; they are handed back by `fresh`."""
-        if key not in self._known:
-            self._known[key] = self._fresh[key] = tuple(symbols)
+    def add(self, key: Key, symbols: Sequence[Symbol], base: str | None = None) -> None:
+        """Take symbols extracted for this batch; they are handed back by `take_fresh`.
+        `base`: the blob this one replaced (same language), to store them against."""
+        if key in self._known:
+            return
+        self._known[key] = self._fresh[key] = tuple(symbols)
+        below = None if base is None else self._depth.get((key[0], base))
+        if below is not None and below + 1 < CHAIN and base is not None:
+            self._base[key] = base
+            self._depth[key] = below + 1
+        else:
+            self._depth[key] = 0
 
     def get(self, key: Key) -> tuple[Symbol, ...] | None:
         """The blob's symbols if known here, counting the hit or miss."""
@@ -56,17 +76,32 @@ class SymbolShelf:
             self.hits += 1
         return found
 
-    def symbols(self, language: str, source: bytes, blob: str | None,
-                base: bytes | None = None) -> list[Symbol]:  # fmt: skip
-        """The symbols of `source` (whose git blob id is `blob`): known, or extracted now."""
+    def symbols(self, language: str, source: bytes, blob: str | None, base: bytes | None = None,
+                base_blob: str | None = None) -> list[Symbol]:  # fmt: skip
+        """The symbols of `source` (whose git blob id is `blob`): known, or extracted now.
+
+        `base`: the other version's text (parse/extract.py re-parses from its tree);
+        `base_blob`: the blob this one replaced, to store its symbols against (`add`)."""
         if blob is not None and (found := self.get((language, blob))) is not None:
             return list(found)
         from symdiff.parse.extract import extract  # tree-sitter loads only when needed
 
         symbols = extract(language, source, base=base)
         if blob is not None:
-            self.add((language, blob), symbols)
+            self.add((language, blob), symbols, base_blob)
         return symbols
+
+    def depth(self, key: Key) -> int:
+        """How many bases lie below a blob's stored symbols (0: stored whole)."""
+        return self._depth.get(key, 0)
+
+    def base_of(self, key: Key) -> str | None:
+        """The blob a fresh blob's symbols are to be stored against (None: whole)."""
+        return self._base.get(key)
+
+    def known(self, key: Key) -> tuple[Symbol, ...] | None:
+        """The blob's symbols if known here (no counting)."""
+        return self._known.get(key)
 
     def load_pairs(self, found: Mapping[PairKey, Pair]) -> None:
         """Take pairs that were stored."""
@@ -98,7 +133,8 @@ class SymbolShelf:
         return dict(self._fresh)
 
     def take_fresh(self) -> dict[Key, tuple[Symbol, ...]]:
-        """`fresh`, then forget that they are fresh (they have been stored)."""
+        """`fresh`, then forget that they are fresh (they have been stored); `base_of` still
+        names each one's base."""
         out, self._fresh = self._fresh, {}
         return out
 

@@ -97,7 +97,9 @@ class _Pass:
     added: dict[str, _Seen] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     read: int = 0
-    shelf: SymbolShelf = field(default_factory=SymbolShelf)
+    # The symbols of the blobs a batch meets (symbols by content: docs/storage.md). No pairs:
+    # a record already keeps its change, and the database's budget has no room for a copy.
+    shelf: SymbolShelf = field(default_factory=lambda: SymbolShelf(pairs=False))
 
     def skip(self, rel: str, why: str) -> None:
         """Leave a path as the index last saw it, and say so (once)."""
@@ -455,5 +457,5 @@ def _commit(p: _Pass, muts: list[Mutation]) -> list[FileChange]:
         p.store.keep_shelf(p.shelf)
     except StoreError as exc:
         p.notices.warn(f"cannot store the symbols of recorded blobs: {exc}")
-    p.shelf = SymbolShelf(p.shelf.version)  # a batch's symbols are not held past it
+    p.shelf = SymbolShelf(p.shelf.version, pairs=False)  # a batch's symbols end with it
     return [m.change for m in applied if m.change is not None]

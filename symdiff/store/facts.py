@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
-from sqlalchemy import Connection, and_, delete, not_, select, tuple_, union
+from sqlalchemy import Connection, delete, exists, not_, select, tuple_, union
 
 from symdiff.store import tables as t
 from symdiff.store.engine import insert_ignore
@@ -44,39 +44,52 @@ def set_ids(conn: Connection, extractor: str, sets: Iterable[tuple[str, str]], *
     return {(language, kind): id_ for language, kind, id_ in rows}
 
 
+Row = tuple[bytes, str | None, int]  # payload, base blob (None: whole), depth
+
+
 def load(conn: Connection, extractor: str, kind: str,
-         keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bytes]:  # fmt: skip
-    """The stored payloads of (language, blob) keys, for those that have one."""
+         keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Row]:  # fmt: skip
+    """The stored rows of (language, blob) keys that have one, and of every base their deltas
+    need (keyed the same way), followed down each chain."""
     ids = set_ids(conn, extractor, {(language, kind) for language, _ in keys}, create=False)
     if not ids:
         return {}
     language_of = {id_: language for (language, _), id_ in ids.items()}
-    wanted = set(keys)
-    blobs = sorted({blob for language, blob in keys if (language, kind) in ids})
+    set_of = {language: id_ for (language, _), id_ in ids.items()}
+    out: dict[tuple[str, str], Row] = {}
+    wanted = {key for key in keys if key[0] in set_of}
     bf = t.blob_facts.c
-    out: dict[tuple[str, str], bytes] = {}
-    for i in range(0, len(blobs), _CHUNK):
-        rows = conn.execute(select(bf.blob, bf.set_id, bf.data).where(
-            bf.blob.in_(blobs[i : i + _CHUNK]), bf.set_id.in_(list(language_of))))
-        for blob, set_id, data in rows:
-            key = (language_of[set_id], blob)
-            if key in wanted:
-                out[key] = bytes(data)
+    while wanted:
+        by_set: dict[int, list[str]] = {}
+        for language, blob in sorted(wanted):
+            by_set.setdefault(set_of[language], []).append(blob)
+        wanted = set()
+        for set_id, blobs in by_set.items():
+            for i in range(0, len(blobs), _CHUNK):
+                rows = conn.execute(select(bf.blob, bf.data, bf.base, bf.depth).where(
+                    bf.set_id == set_id, bf.blob.in_(blobs[i : i + _CHUNK])))
+                for blob, data, base, depth in rows:
+                    key = (language_of[set_id], blob)
+                    out[key] = (bytes(data), base, depth)
+                    if base is not None and (key[0], base) not in out:
+                        wanted.add((key[0], base))
+        wanted -= set(out)
     return out
 
 
 def save(conn: Connection, extractor: str, kind: str,
-         payloads: Mapping[tuple[str, str], bytes], now_us: int) -> int:  # fmt: skip
-    """Store payloads by (language, blob); a row already there stays. Returns rows offered."""
-    if not payloads:
+         rows: Mapping[tuple[str, str], Row], now_us: int) -> int:  # fmt: skip
+    """Store rows by (language, blob); a row already there stays. Returns rows offered."""
+    if not rows:
         return 0
-    ids = set_ids(conn, extractor, {(language, kind) for language, _ in payloads}, create=True)
+    ids = set_ids(conn, extractor, {(language, kind) for language, _ in rows}, create=True)
     day = now_us // US_PER_DAY
-    rows = [{"blob": blob, "set_id": ids[(language, kind)], "data": data, "day": day}
-            for (language, blob), data in sorted(payloads.items())]  # fmt: skip
-    for i in range(0, len(rows), _CHUNK):
-        insert_ignore(conn, t.blob_facts, rows[i : i + _CHUNK], ["blob", "set_id"])
-    return len(rows)
+    values = [{"blob": blob, "set_id": ids[(language, kind)], "data": data, "base": base,
+               "depth": depth, "day": day}
+              for (language, blob), (data, base, depth) in sorted(rows.items())]  # fmt: skip
+    for i in range(0, len(values), _CHUNK):
+        insert_ignore(conn, t.blob_facts, values[i : i + _CHUNK], ["blob", "set_id"])
+    return len(values)
 
 
 def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
@@ -84,7 +97,8 @@ def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
 
     - Every row of another extractor version: it is never read again.
     - A row written before the cutoff whose blob no record and no file state names (a
-      revision's blob met by `against`, or an imported commit's that aged out).
+      revision's blob met by `against`, an imported commit's whose records aged out), unless
+      a kept row is a delta against it: chains go from their newest end, pass by pass.
     """
     fs, bf, c, f = t.fact_sets.c, t.blob_facts.c, t.changes.c, t.files.c
     stale = select(fs.id).where(fs.extractor != extractor).scalar_subquery()
@@ -92,6 +106,13 @@ def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
     conn.execute(delete(t.fact_sets).where(fs.extractor != extractor))
     live = union(select(c.old_hash).where(c.old_hash.is_not(None)),
                  select(c.new_hash).where(c.new_hash.is_not(None)), select(f.blob_hash))
-    gone += conn.execute(delete(t.blob_facts).where(and_(
-        bf.day < cutoff_us // US_PER_DAY, not_(bf.blob.in_(live))))).rowcount
-    return int(gone)
+    child = t.blob_facts.alias("child")
+    while True:
+        doomed = [tuple(r) for r in conn.execute(select(bf.blob, bf.set_id).where(
+            bf.day < cutoff_us // US_PER_DAY, not_(bf.blob.in_(live)),
+            ~exists().where(child.c.base == bf.blob, child.c.set_id == bf.set_id)))]
+        if not doomed:
+            return int(gone)
+        for i in range(0, len(doomed), _CHUNK):
+            gone += conn.execute(delete(t.blob_facts).where(
+                tuple_(bf.blob, bf.set_id).in_(doomed[i : i + _CHUNK]))).rowcount

@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin
 from symdiff.parse import codec
+from symdiff.parse.shelf import CHAIN
 from symdiff.store import cursors, deltas, facts
 from symdiff.store import intents as edit_intents
 from symdiff.store import sessions as agent_sessions
@@ -416,8 +417,8 @@ class Store:
                    pairs: Sequence[tuple[str, str, str]] = ()) -> int:  # fmt: skip
         """Put on `shelf` the stored symbols of these (language, blob) keys, and the stored
         changes of these (language, old blob, new blob) pairs, that it lacks, as stored by its
-        extractor version; returns how many were found. A payload that does not read back is
-        skipped (its blob is extracted afresh)."""
+        extractor version; returns how many were found. A payload that does not read back
+        (damaged, or a delta whose base went) is skipped: its blob is extracted afresh."""
         asked = {(language, facts.pair_blob(old, new)): (language, old, new)
                  for language, old, new in pairs if shelf.pair((language, old, new)) is None}
         wanted = [key for key in keys if not shelf.has(key)]
@@ -426,22 +427,29 @@ class Store:
         with self._read() as conn:
             paired = facts.load(conn, shelf.version, facts.CHANGES, list(asked)) if asked else {}
             # A side whose every change is known needs no symbols.
-            known = {asked[key] for key in paired}
+            known = {asked[key] for key in paired if key in asked}
             needed = {(language, blob) for language, old, new in set(asked.values()) - known
                       for blob in (old, new)}  # fmt: skip
             spared = {(language, blob) for language, old, new in known
                       for blob in (old, new)} - needed  # fmt: skip
             wanted = [key for key in wanted if key not in spared]
-            payloads = facts.load(conn, shelf.version, facts.SYMBOLS, wanted) if wanted else {}
-        found = {}
-        for key, data in payloads.items():
+            rows = facts.load(conn, shelf.version, facts.SYMBOLS, wanted) if wanted else {}
+        raws: dict[tuple[str, str], bytes | None] = {}
+        found, depths = {}, {}
+        for key in wanted:
+            data = _raw_of(key, rows, raws)
+            if data is None:
+                continue
             try:
-                found[key] = codec.decode(data)
+                found[key] = codec.from_raw(data)
             except codec.CodecError:
                 continue
-        shelf.load(found)
+            depths[key] = rows[key][2]
+        shelf.load(found, depths)
         changes = {}
-        for key, data in paired.items():
+        for key, (data, _, _) in paired.items():
+            if key not in asked:
+                continue
             try:
                 changes[asked[key]] = codec.decode_pair(data)
             except codec.CodecError:
@@ -450,14 +458,54 @@ class Store:
         return len(found) + len(changes)
 
     def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None) -> int:
-        """Store what `shelf` worked out (its fresh symbols and pairs); returns how many."""
+        """Store what `shelf` worked out (its fresh symbols, each whole or as a delta against
+        its base's, and its pairs); returns how many rows were offered."""
         fresh, pairs = shelf.take_fresh(), shelf.take_fresh_pairs()
         if not fresh and not pairs:
             return 0
         now = now_us if now_us is not None else time.time_ns() // 1000
-        symbols = {key: codec.encode(found) for key, found in fresh.items()}
-        changes = {(language, facts.pair_blob(old, new)): codec.encode_pair(*pair)
+        symbols: dict[tuple[str, str], facts.Row] = {}
+        raws: dict[tuple[str, str], bytes] = {}
+
+        def raw(key: tuple[str, str]) -> bytes | None:
+            if key not in raws:
+                found = shelf.known(key)
+                if found is None:
+                    return None
+                raws[key] = codec.raw(found)
+            return raws[key]
+
+        for key in fresh:
+            base = shelf.base_of(key)
+            base_raw = None if base is None else raw((key[0], base))
+            own = raw(key)
+            assert own is not None  # fresh symbols are known
+            if base_raw is None:
+                symbols[key] = (codec.pack(own), None, 0)
+            else:
+                symbols[key] = (codec.pack(own, base_raw), base, shelf.depth(key))
+        changes = {(language, facts.pair_blob(old, new)): (codec.encode_pair(*pair), None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
                     + facts.save(conn, shelf.version, facts.CHANGES, changes, now))
+
+
+def _raw_of(key: tuple[str, str], rows: Mapping[tuple[str, str], facts.Row],
+            raws: dict[tuple[str, str], bytes | None], depth: int = 0) -> bytes | None:  # fmt: skip
+    """The raw form of a stored key's symbols, its chain of bases unpacked first; None when a
+    link is missing or does not unpack (the blob is then parsed again)."""
+    if key in raws:
+        return raws[key]
+    row = rows.get(key)
+    result = None
+    if row is not None and depth <= CHAIN:
+        data, base, _ = row
+        base_raw = None if base is None else _raw_of((key[0], base), rows, raws, depth + 1)
+        if base is None or base_raw is not None:
+            try:
+                result = codec.unpack(data, base_raw)
+            except codec.CodecError:
+                result = None
+    raws[key] = result
+    return result

@@ -262,7 +262,10 @@ blob_facts = Table(
     metadata,
     Column("blob", DIGEST, primary_key=True),
     Column("set_id", Integer, ForeignKey("fact_sets.id"), primary_key=True),
-    Column("data", LargeBinary, nullable=False),  # parse/codec.py
+    Column("data", LargeBinary, nullable=False),  # parse/codec.py's pack
+    # A delta's base: the blob (same set) whose raw form `data` was packed against; NULL: whole.
+    Column("base", DIGEST, nullable=True),
+    Column("depth", Integer, nullable=False),  # bases below this one (0: whole)
     Column("day", Integer, nullable=False),  # written on (days since 1970): retention's clock
     sqlite_with_rowid=False,
 )
