@@ -5,7 +5,8 @@
 REPO is any git repository with release tags (e.g. a clone of pallets/jinja or
 elixir-lang/elixir). For the newest N pairs of consecutive tags (by creation date), every
 changed file that symdiff parses is taken: each side's symbols are extracted afresh
-(`extract_uncached`), stored through a real SQLite Store (`keep_shelf`), read back into a new
+(`extract_uncached`), stored through a real SQLite Store (`keep_shelf`; a modified file's new
+side as a delta against its old side's, as the daemon stores it), read back into a new
 shelf in a new Store connection with every in-memory cache emptied (`load_shelf`), and
 compared field for field; each change is built afresh and again from what the database holds
 (its stored pair, and from the stored symbols alone), and the records compared. Prints the
@@ -68,12 +69,14 @@ def main() -> None:
                 sides.append((delta.new_file.path, language, old, new))
             fresh = {}
             shelf = SymbolShelf()
-            for _, language, old, new in sides:
+            for _, language, old, new in sides:  # the new side stored against the old
+                base = None
                 for text in (old, new):
                     if text is not None:
                         found = extract_uncached(language, text)
                         fresh[(language, blob_id(text))] = tuple(found)
-                        shelf.add((language, blob_id(text)), found)
+                        shelf.add((language, blob_id(text)), found, base)
+                        base = blob_id(text)
             records = []
             for path, _, old, new in sides:
                 kind = (ChangeType.ADD if old is None else ChangeType.DELETE if new is None
