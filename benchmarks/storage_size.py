@@ -238,6 +238,8 @@ def main() -> None:
         json_bytes = json_total / max(records, 1)
         names = con.execute("SELECT count(*) FROM symbol_names").fetchone()[0]
         symbol_rows = con.execute("SELECT count(*) FROM symbol_changes").fetchone()[0]
+        facts = con.execute("SELECT base IS NULL, count(*), coalesce(sum(length(data)), 0) "
+                            "FROM blob_facts GROUP BY 1 ORDER BY 1 DESC").fetchall()
         freelist = con.execute("PRAGMA freelist_count").fetchone()[0]
         page = con.execute("PRAGMA page_size").fetchone()[0]
         con.close()
@@ -263,6 +265,8 @@ def main() -> None:
     print(f"origin_info + git JSON: {json_rows} provenance rows, {json_total:,} bytes "
           f"({json_bytes:.0f} bytes a record on average)")
     print(f"symbol rows: {symbol_rows:,} naming {names:,} distinct (name, kind)")
+    print("symbols by content (blob_facts): " + ", ".join(
+        f"{'whole' if whole else 'deltas'} {n:,} rows, {size:,} bytes" for whole, n, size in facts))
     print(f"git gc --aggressive pack: {pack:,} bytes (+ {idx:,} bytes .idx)")
     print(f"ratio snapshot data / pack: {snapshot / pack:.2f}x   (target <= 1.5x)")
     print(f"ratio database / pack:      {db_size / pack:.2f}x   (target <= 2.5x; after "

@@ -3,8 +3,8 @@
 - `fact_sets`: an extractor version, a language and a kind of fact (`symbols`; the reference
   index adds `refs`), each named once.
 - `blob_facts`: per blob and fact set, the facts (parse/codec.py's payload, whole or a delta
-  against the `base` blob's facts of the same set, `depth` bases deep) and the day they were
-  written, which retention reads for blobs no record or file state names.
+  against the facts of the `base` row, `depth` bases deep) and the day they were written,
+  which retention reads for blobs no record or file state names.
 
 Added in place: no row changes, nothing is back-filled (the first parse of a blob writes it).
 
@@ -37,15 +37,16 @@ def upgrade() -> None:
     )
     op.create_table(
         "blob_facts",
+        sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("blob", sa.LargeBinary(), nullable=False),
         sa.Column("set_id", sa.Integer(), sa.ForeignKey(
             "fact_sets.id", name="fk_blob_facts_set_id_fact_sets"), nullable=False),
         sa.Column("data", sa.LargeBinary(), nullable=False),
-        sa.Column("base", sa.LargeBinary(), nullable=True),
+        sa.Column("base", sa.Integer(), nullable=True),
         sa.Column("depth", sa.Integer(), nullable=False),
         sa.Column("day", sa.Integer(), nullable=False),
-        sa.PrimaryKeyConstraint("blob", "set_id", name="pk_blob_facts"),
-        sqlite_with_rowid=False,
+        sa.PrimaryKeyConstraint("id", name="pk_blob_facts"),
+        sa.UniqueConstraint("blob", "set_id", name="uq_blob_facts_blob_set_id"),
     )
 
 

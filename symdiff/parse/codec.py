@@ -4,11 +4,11 @@ A pair of blobs' change (`encode_pair`: the line counts and symbol changes from 
 other) is stored the same way, as plain JSON lists.
 
 The symbols of a file are stored once per blob (`store/facts.py`), so their form is chosen for
-room: one table of the distinct strings (names, kinds, parents, signatures), the numbers as
-small differences (a start from the previous start, an end from its own start), the whole as
-compact JSON (`raw`), compressed with zstd (`pack`) — or, for a new version of a file, as a
-zstd delta against the raw form of the version it replaced: an edit moves only the numbers at
-the edit (later starts are differences), so a delta is ~100 bytes where the whole is kilobytes.
+room: the numbers as small differences (a start from the previous start, an end from its own
+start), each symbol one list with its strings, the whole as compact JSON (`raw`), compressed
+with zstd (`pack`) — or, for a new version of a file, as a zstd delta against the raw form of
+the version it replaced: an edit changes only the lists at the edit (later starts are
+differences), so a delta is ~100 bytes where the whole is kilobytes.
 `decode(encode(s)) == s` and `from_raw(unpack(pack(raw(s), b), b)) == s` for any Symbols.
 """
 
@@ -24,7 +24,6 @@ from symdiff.model import Symbol, SymbolChange, SymbolChangeType
 FORMAT = 1  # the first number of every symbols payload; a payload of another format is not read
 PAIR_FORMAT = 2  # the first number of a pair's payload (its line counts and symbol changes)
 _LEVEL = 9
-_FIELDS = 8  # numbers per symbol
 
 
 class CodecError(ValueError):
@@ -32,55 +31,45 @@ class CodecError(ValueError):
 
 
 def raw(symbols: Sequence[Symbol]) -> bytes:
-    """The uncompressed form of `symbols` (in their order): compact JSON, deterministic."""
-    strings: dict[str, int] = {}
-
-    def ref(text: str | None) -> int:
-        if text is None:
-            return -1
-        return strings.setdefault(text, len(strings))
-
-    numbers: list[int | None] = [FORMAT]
+    """The uncompressed form of `symbols` (in their order): compact JSON, deterministic. Each
+    symbol is one list holding its own strings (no shared table: an inserted definition would
+    renumber every later reference, and a delta would carry them all)."""
+    rows: list[object] = [FORMAT]
     line = byte = 0
     for s in symbols:
-        numbers += (ref(s.name), ref(s.kind), ref(s.signature), ref(s.parent),
-                    s.start_line - line, s.end_line - s.start_line,
-                    s.header_end_line - s.start_line)  # fmt: skip
-        line = s.start_line
-        if s.start_byte is None:
-            numbers.append(None)
-        else:
-            numbers.append(s.start_byte - byte)
+        start_byte = width = None
+        if s.start_byte is not None:
+            start_byte = s.start_byte - byte
             byte = s.start_byte
-        numbers.append(None if s.end_byte is None or s.start_byte is None
-                       else s.end_byte - s.start_byte)  # fmt: skip
-    text = json.dumps([list(strings), numbers], separators=(",", ":"), ensure_ascii=False)
-    return text.encode()
+            width = None if s.end_byte is None else s.end_byte - s.start_byte
+        rows.append([s.name, s.kind, s.signature, s.parent, s.start_line - line,
+                     s.end_line - s.start_line, s.header_end_line - s.start_line, start_byte,
+                     width])  # fmt: skip
+        line = s.start_line
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def from_raw(data: bytes) -> tuple[Symbol, ...]:
     """The symbols of `raw`'s form; CodecError when `data` is not such a form."""
     try:
-        strings, numbers = json.loads(data)
+        rows = json.loads(data)
     except (ValueError, TypeError) as exc:
         raise CodecError(f"not a stored symbol payload: {exc}") from None
-    if not numbers or numbers[0] != FORMAT or (len(numbers) - 1) % (_FIELDS + 1):
-        raise CodecError("not a stored symbol payload of format 1")
+    if not isinstance(rows, list) or not rows or rows[0] != FORMAT:
+        raise CodecError(f"not a stored symbol payload of format {FORMAT}")
     out = []
     line = byte = 0
     try:
-        for i in range(1, len(numbers), _FIELDS + 1):
-            name, kind, sig, parent, dline, span, header, dbyte, width = numbers[i : i + 9]
+        for name, kind, sig, parent, dline, span, header, dbyte, width in rows[1:]:
             line += dline
             start_byte = end_byte = None
             if dbyte is not None:
                 byte += dbyte
                 start_byte = byte
                 end_byte = None if width is None else byte + width
-            out.append(Symbol(strings[name], strings[kind], line, line + span, line + header,
-                              strings[sig], None if parent < 0 else strings[parent],
+            out.append(Symbol(name, kind, line, line + span, line + header, sig, parent,
                               start_byte, end_byte))  # fmt: skip
-    except (IndexError, TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:
         raise CodecError(f"a stored symbol payload does not read back: {exc}") from None
     return tuple(out)
 

@@ -23,7 +23,7 @@ PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
 Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 
 
-CHAIN = 16  # a blob's symbols are stored whole again when their delta chain would be longer
+CHAIN = 64  # a blob's symbols are stored whole again when their delta chain would be longer
 
 
 class SymbolShelf:
@@ -42,6 +42,7 @@ class SymbolShelf:
         self._fresh: dict[Key, tuple[Symbol, ...]] = {}
         self._depth: dict[Key, int] = {}  # how many bases below a blob's stored symbols
         self._base: dict[Key, str] = {}  # a fresh blob's base, when it is stored as a delta
+        self._asked: set[Key] = set()  # looked up in the store already (found or not)
         self._pairs: dict[PairKey, Pair] = {}
         self._fresh_pairs: dict[PairKey, Pair] = {}
         self.hits = 0
@@ -90,6 +91,17 @@ class SymbolShelf:
         if blob is not None:
             self.add((language, blob), symbols, base_blob)
         return symbols
+
+    def ask(self, keys: Iterable[Key]) -> list[Key]:
+        """Of these keys, those neither known nor looked up before; now counted as looked up."""
+        out = [key for key in dict.fromkeys(keys)
+               if key not in self._known and key not in self._asked]  # fmt: skip
+        self._asked.update(out)
+        return out
+
+    def drop_fresh(self, key: Key) -> None:
+        """Do not store these symbols (still known here): a deleted file's last version."""
+        self._fresh.pop(key, None)
 
     def depth(self, key: Key) -> int:
         """How many bases lie below a blob's stored symbols (0: stored whole)."""

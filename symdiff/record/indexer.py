@@ -353,6 +353,7 @@ def reconcile(
     changes: list[FileChange] = []
     for i in range(0, len(to_read), BATCH):
         chunk = to_read[i : i + BATCH]
+        _prefetch(p, chunk)
         changes.extend(_commit(p, [m for rel in chunk if (m := _examine(p, rel)) is not None]))
         if progress is not None:
             progress(i + len(chunk), total)
@@ -378,6 +379,22 @@ def check_root(settings: Settings) -> None:
     if undecodable_prefix(str(settings.root)) is not None:
         raise ToolFailed(f"the workspace root {shown(str(settings.root))} is not valid UTF-8; "
                          "symdiff cannot index it")
+
+
+def _prefetch(p: _Pass, chunk: list[str]) -> None:
+    """Put on the pass's shelf, in one read, the stored symbols of the versions this chunk's
+    files had (the old side of each modify it may record; docs/storage.md, symbols by
+    content). The new sides are looked up file by file, once read."""
+    if p.baseline:
+        return
+    wanted = [(language, p.known[rel].blob_hash, None) for rel in chunk
+              if rel in p.known and (language := language_for(rel)) is not None]  # fmt: skip
+    if not wanted:
+        return
+    try:
+        p.store.load_shelf(p.shelf, keys(wanted))
+    except StoreError as exc:
+        p.notices.warn(f"cannot read stored symbols: {exc}")
 
 
 def _examine(p: _Pass, rel: str) -> Mutation | None:
@@ -438,6 +455,8 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         # Gone, or a directory now stands where the file was: either way the file was deleted.
         change = _file_change(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
                               new=None, before=_before(p, old.blob_hash, None))  # fmt: skip
+        if change.language is not None:  # nothing meets a deleted file's last version again
+            p.shelf.drop_fresh((change.language, old.blob_hash))
         muts.append(Mutation(deletes=(rel,), change=change))
     return muts
 

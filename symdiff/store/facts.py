@@ -56,40 +56,80 @@ def load(conn: Connection, extractor: str, kind: str,
         return {}
     language_of = {id_: language for (language, _), id_ in ids.items()}
     set_of = {language: id_ for (language, _), id_ in ids.items()}
-    out: dict[tuple[str, str], Row] = {}
-    wanted = {key for key in keys if key[0] in set_of}
     bf = t.blob_facts.c
-    while wanted:
-        by_set: dict[int, list[str]] = {}
-        for language, blob in sorted(wanted):
+    columns = (bf.id, bf.blob, bf.set_id, bf.data, bf.base, bf.depth)
+    found: dict[int, tuple[tuple[str, str], bytes, int | None, int]] = {}
+    by_set: dict[int, list[str]] = {}
+    for language, blob in sorted(set(keys)):
+        if language in set_of:
             by_set.setdefault(set_of[language], []).append(blob)
-        wanted = set()
-        for set_id, blobs in by_set.items():
-            for i in range(0, len(blobs), _CHUNK):
-                rows = conn.execute(select(bf.blob, bf.data, bf.base, bf.depth).where(
-                    bf.set_id == set_id, bf.blob.in_(blobs[i : i + _CHUNK])))
-                for blob, data, base, depth in rows:
-                    key = (language_of[set_id], blob)
-                    out[key] = (bytes(data), base, depth)
-                    if base is not None and (key[0], base) not in out:
-                        wanted.add((key[0], base))
-        wanted -= set(out)
+    queries = [select(*columns).where(bf.set_id == set_id, bf.blob.in_(blobs[i : i + _CHUNK]))
+               for set_id, blobs in by_set.items()
+               for i in range(0, len(blobs), _CHUNK)]  # fmt: skip
+    while queries:
+        bases: set[int] = set()
+        for query in queries:
+            for id_, blob, set_id, data, base, depth in conn.execute(query):
+                found[id_] = ((language_of[set_id], blob), bytes(data), base, depth)
+                if base is not None:
+                    bases.add(base)
+        wanted = sorted(bases - set(found))
+        queries = [select(*columns).where(bf.id.in_(wanted[i : i + _CHUNK]))
+                   for i in range(0, len(wanted), _CHUNK)]  # fmt: skip
+    out: dict[tuple[str, str], Row] = {}
+    for key, data, base, depth in found.values():
+        below = None if base is None else found.get(base)
+        if base is not None and below is None:
+            continue  # a base that went: the chain does not read back
+        out[key] = (data, None if below is None else below[0][1], depth)
     return out
 
 
+Offer = tuple[bytes, bytes | None, str | None, int]  # whole, delta (or None), base blob, depth
+
+
 def save(conn: Connection, extractor: str, kind: str,
-         rows: Mapping[tuple[str, str], Row], now_us: int) -> int:  # fmt: skip
-    """Store rows by (language, blob); a row already there stays. Returns rows offered."""
+         rows: Mapping[tuple[str, str], Offer], now_us: int) -> int:  # fmt: skip
+    """Store rows by (language, blob), bases before the deltas on them; a row already there
+    stays, and a delta whose base row is not there is stored whole. Returns rows offered."""
     if not rows:
         return 0
     ids = set_ids(conn, extractor, {(language, kind) for language, _ in rows}, create=True)
     day = now_us // US_PER_DAY
-    values = [{"blob": blob, "set_id": ids[(language, kind)], "data": data, "base": base,
-               "depth": depth, "day": day}
-              for (language, blob), (data, base, depth) in sorted(rows.items())]  # fmt: skip
-    for i in range(0, len(values), _CHUNK):
-        insert_ignore(conn, t.blob_facts, values[i : i + _CHUNK], ["blob", "set_id"])
-    return len(values)
+    for depth in sorted({offer[3] for offer in rows.values()}):
+        level = {key: offer for key, offer in rows.items() if offer[3] == depth}
+        base_ids = _row_ids(conn, ids, kind, {(key[0], offer[2]) for key, offer in level.items()
+                                              if offer[1] is not None and offer[2] is not None})
+        values = []
+        for (language, blob), (whole, delta, base, _) in sorted(level.items()):
+            base_id = None if base is None else base_ids.get((language, base))
+            if delta is None or base_id is None:
+                values.append({"blob": blob, "set_id": ids[(language, kind)], "data": whole,
+                               "base": None, "depth": 0, "day": day})  # fmt: skip
+            else:
+                values.append({"blob": blob, "set_id": ids[(language, kind)], "data": delta,
+                               "base": base_id, "depth": depth, "day": day})  # fmt: skip
+        for i in range(0, len(values), _CHUNK):
+            insert_ignore(conn, t.blob_facts, values[i : i + _CHUNK], ["blob", "set_id"])
+    return len(rows)
+
+
+def _row_ids(conn: Connection, ids: Mapping[tuple[str, str], int], kind: str,
+             keys: set[tuple[str, str | None]]) -> dict[tuple[str, str], int]:  # fmt: skip
+    """The row ids of stored (language, blob) keys."""
+    bf = t.blob_facts.c
+    out: dict[tuple[str, str], int] = {}
+    language_of = {id_: language for (language, _), id_ in ids.items()}
+    by_set: dict[int, list[str]] = {}
+    for language, blob in keys:
+        if blob is not None and (language, kind) in ids:
+            by_set.setdefault(ids[(language, kind)], []).append(blob)
+    for set_id, blobs in by_set.items():
+        for i in range(0, len(blobs), _CHUNK):
+            for id_, blob in conn.execute(select(bf.id, bf.blob).where(
+                    bf.set_id == set_id, bf.blob.in_(sorted(blobs)[i : i + _CHUNK]))):
+                out[(language_of[set_id], blob)] = id_
+    return out
 
 
 def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
@@ -108,11 +148,11 @@ def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
                  select(c.new_hash).where(c.new_hash.is_not(None)), select(f.blob_hash))
     child = t.blob_facts.alias("child")
     while True:
-        doomed = [tuple(r) for r in conn.execute(select(bf.blob, bf.set_id).where(
+        doomed = list(conn.scalars(select(bf.id).where(
             bf.day < cutoff_us // US_PER_DAY, not_(bf.blob.in_(live)),
-            ~exists().where(child.c.base == bf.blob, child.c.set_id == bf.set_id)))]
+            ~exists().where(child.c.base == bf.id))))
         if not doomed:
             return int(gone)
         for i in range(0, len(doomed), _CHUNK):
             gone += conn.execute(delete(t.blob_facts).where(
-                tuple_(bf.blob, bf.set_id).in_(doomed[i : i + _CHUNK]))).rowcount
+                bf.id.in_(doomed[i : i + _CHUNK]))).rowcount

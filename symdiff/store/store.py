@@ -421,7 +421,7 @@ class Store:
         (damaged, or a delta whose base went) is skipped: its blob is extracted afresh."""
         asked = {(language, facts.pair_blob(old, new)): (language, old, new)
                  for language, old, new in pairs if shelf.pair((language, old, new)) is None}
-        wanted = [key for key in keys if not shelf.has(key)]
+        wanted = shelf.ask(keys)
         if not wanted and not asked:
             return 0
         with self._read() as conn:
@@ -464,7 +464,7 @@ class Store:
         if not fresh and not pairs:
             return 0
         now = now_us if now_us is not None else time.time_ns() // 1000
-        symbols: dict[tuple[str, str], facts.Row] = {}
+        symbols: dict[tuple[str, str], facts.Offer] = {}
         raws: dict[tuple[str, str], bytes] = {}
 
         def raw(key: tuple[str, str]) -> bytes | None:
@@ -480,11 +480,12 @@ class Store:
             base_raw = None if base is None else raw((key[0], base))
             own = raw(key)
             assert own is not None  # fresh symbols are known
+            whole = codec.pack(own)
             if base_raw is None:
-                symbols[key] = (codec.pack(own), None, 0)
+                symbols[key] = (whole, None, None, 0)
             else:
-                symbols[key] = (codec.pack(own, base_raw), base, shelf.depth(key))
-        changes = {(language, facts.pair_blob(old, new)): (codec.encode_pair(*pair), None, 0)
+                symbols[key] = (whole, codec.pack(own, base_raw), base, shelf.depth(key))
+        changes = {(language, facts.pair_blob(old, new)): (codec.encode_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)

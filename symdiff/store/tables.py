@@ -260,12 +260,15 @@ fact_sets = Table(
 blob_facts = Table(
     "blob_facts",
     metadata,
-    Column("blob", DIGEST, primary_key=True),
-    Column("set_id", Integer, ForeignKey("fact_sets.id"), primary_key=True),
+    # A rowid table (not WITHOUT ROWID): a whole payload is often over the ~490 bytes an index
+    # b-tree page keeps in place, and each would take an overflow page of its own.
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("blob", DIGEST, nullable=False),
+    Column("set_id", Integer, ForeignKey("fact_sets.id"), nullable=False),
     Column("data", LargeBinary, nullable=False),  # parse/codec.py's pack
-    # A delta's base: the blob (same set) whose raw form `data` was packed against; NULL: whole.
-    Column("base", DIGEST, nullable=True),
+    # A delta's base: the row (same set) whose raw form `data` was packed against; NULL: whole.
+    Column("base", Integer, nullable=True),
     Column("depth", Integer, nullable=False),  # bases below this one (0: whole)
     Column("day", Integer, nullable=False),  # written on (days since 1970): retention's clock
-    sqlite_with_rowid=False,
+    UniqueConstraint("blob", "set_id"),
 )
