@@ -126,7 +126,7 @@ def test_workers_that_cannot_start_or_run(caplog: pytest.LogCaptureFixture) -> N
 
 def test_chunks_go_largest_first_and_cover_every_job() -> None:
     sizes = [5, 500_000, 20, 300_000, 0, 7] + [1000] * 200
-    chunks = pool.chunks(sizes, 2)
+    chunks = pool.chunks(range(len(sizes)), sizes, 100_000)
     assert sorted(i for c in chunks for i in c) == list(range(len(sizes)))
     assert chunks[0] == [1] and chunks[1] == [3]
     assert all(len(c) <= pool.CHUNK_JOBS for c in chunks)

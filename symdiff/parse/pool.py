@@ -14,7 +14,10 @@ come back as plain tuples, which load about three times faster than pickled `Sym
 (docs/performance.md, "Parse pool (issue 25)").
 
 Jobs go out largest first, in chunks that amortise the round trip; each worker has one chunk in
-flight and is sent its next before its answer is decoded. A worker that dies ends the batch's
+flight and is sent its next before its answer is decoded. A job whose old version a worker
+parsed before (the previous commit's new version, in an import) goes back to that worker, whose
+caches answer it and whose held tree lets the new version re-parse incrementally, as they would
+in one process. A worker that dies ends the batch's
 use of the pool: whatever the workers had not answered is parsed in-process, and the next batch
 starts new workers (after `MAX_DEATHS` batches in a row that lost one, the pool gives up). A
 pool that cannot start parses in-process from then on, and says so once in the log.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import logging
 import marshal
 import os
@@ -33,6 +37,7 @@ import struct
 import subprocess
 import sys
 import threading
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from types import TracebackType
 from typing import IO
@@ -58,6 +63,7 @@ MAX_DEATHS = 3
 # noise, yet small enough that the last chunks balance the workers' ends.
 CHUNK_BYTES = 128 << 10
 CHUNK_JOBS = 64
+OWNERS = 8192  # texts remembered by the worker that parsed them (its cache holds 2048)
 
 _warned = False
 
@@ -102,6 +108,7 @@ class ParsePool:
         self.local_jobs = 0  # jobs parsed in-process
         self.starts = 0  # times workers were started
         self._workers: list[_Worker] = []
+        self._owners = _Owners()
         self._deaths = 0  # batches in a row that lost a worker
         self._disabled = False  # the pool could not start: in-process from now on
         self._lock = threading.Lock()
@@ -163,6 +170,7 @@ class ParsePool:
 
     def _stop(self) -> None:
         workers, self._workers = self._workers, []
+        self._owners.clear()
         for w in workers:
             w.hang_up()
         for w in workers:
@@ -194,25 +202,76 @@ class ParsePool:
         A job a worker could not parse (its extraction raised) is left None for the caller to
         parse in-process, which raises as it would have without the pool.
         """
-        pending = chunks([_size(job) for job in jobs], self.size)
-        pending.reverse()  # pop() from the end: largest first
+        plan = _Plan(jobs, self._owners, len(self._workers))
         with selectors.DefaultSelector() as selector:
-            for w in self._workers:
-                if pending:
-                    w.send(pending.pop(), jobs)
-                    selector.register(w.output, selectors.EVENT_READ, w)
+            for k, w in enumerate(self._workers):
+                chunk = plan.next(k)
+                if chunk is not None:
+                    w.send(chunk, jobs)
+                    selector.register(w.output, selectors.EVENT_READ, k)
             while selector.get_map():
                 for key, _ in selector.select():
-                    w = key.data
-                    answer, chunk = w.receive(), w.chunk
-                    if pending:  # first keep it busy, then read its answer
-                        w.send(pending.pop(), jobs)
+                    k = key.data
+                    w = self._workers[k]
+                    answer, done = w.receive(), w.chunk
+                    chunk = plan.next(k)
+                    if chunk is not None:  # first keep it busy, then read its answer
+                        w.send(chunk, jobs)
                     else:
                         selector.unregister(w.output)
-                    for i, plain in zip(chunk, marshal.loads(answer), strict=True):
+                    for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
                             results[i] = _symbols(plain[0]), _symbols(plain[1])
                             self.worker_jobs += 1
+                            self._owners.note(plan.digests[i], k)
+
+
+class _Owners:
+    """Which worker parsed a text last (by digest), so that a job whose old version it was
+    goes back there: its extract cache has the old version's symbols, and its held tree lets
+    the new version re-parse incrementally. Bounded like the workers' caches."""
+
+    def __init__(self) -> None:
+        self._last: OrderedDict[bytes, int] = OrderedDict()
+
+    def of(self, digest: bytes | None) -> int | None:
+        return None if digest is None else self._last.get(digest)
+
+    def note(self, digests: tuple[bytes | None, bytes | None], worker: int) -> None:
+        for digest in digests:
+            if digest is not None:
+                self._last[digest] = worker
+                self._last.move_to_end(digest)
+        while len(self._last) > OWNERS:
+            self._last.popitem(last=False)
+
+    def clear(self) -> None:
+        self._last.clear()
+
+
+class _Plan:
+    """A batch's chunks, and which one a worker parses next: its own (jobs whose old version
+    it parsed before), then anyone's, each largest first; then the smallest of another's."""
+
+    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
+        self.digests = [(_digest(old), _digest(new)) for _, old, new in jobs]
+        sizes = [_size(job) for job in jobs]
+        target = min(CHUNK_BYTES, sum(sizes) // (workers * 4) + 1)
+        mine: list[list[int]] = [[] for _ in range(workers)]
+        anyone: list[int] = []
+        for i, (old, _) in enumerate(self.digests):
+            owner = owners.of(old)
+            (anyone if owner is None or owner >= workers else mine[owner]).append(i)
+        self.own = [deque(chunks(indices, sizes, target)) for indices in mine]
+        self.shared = deque(chunks(anyone, sizes, target))
+
+    def next(self, worker: int) -> list[int] | None:
+        if self.own[worker]:
+            return self.own[worker].popleft()
+        if self.shared:
+            return self.shared.popleft()
+        busiest = max(self.own, key=len)
+        return busiest.pop() if busiest else None
 
 
 class _WorkerDied(Exception):
@@ -280,15 +339,12 @@ def _read(pipe: IO[bytes]) -> bytes:
     return bytes(data)
 
 
-def chunks(sizes: Sequence[int], workers: int) -> list[list[int]]:
-    """Job indices in chunks, largest jobs first; a chunk closes at CHUNK_BYTES or CHUNK_JOBS,
-    or sooner when the batch is small, so that every worker gets a few chunks to balance."""
-    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
-    target = min(CHUNK_BYTES, sum(sizes) // (workers * 4) + 1)
+def chunks(indices: Sequence[int], sizes: Sequence[int], target: int) -> list[list[int]]:
+    """`indices` in chunks, largest job first; a chunk closes at `target` bytes or CHUNK_JOBS."""
     out: list[list[int]] = []
     chunk: list[int] = []
     held = 0
-    for i in order:
+    for i in sorted(indices, key=lambda i: -sizes[i]):
         chunk.append(i)
         held += sizes[i]
         if held >= target or len(chunk) >= CHUNK_JOBS:
@@ -297,6 +353,10 @@ def chunks(sizes: Sequence[int], workers: int) -> list[list[int]]:
     if chunk:
         out.append(chunk)
     return out
+
+
+def _digest(text: bytes | None) -> bytes | None:
+    return None if text is None else hashlib.blake2b(text, digest_size=16).digest()
 
 
 def _size(job: Job) -> int:
