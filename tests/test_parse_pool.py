@@ -96,11 +96,13 @@ def test_shared_reuses_its_workers() -> None:
 
 def test_small_batches_stay_in_process() -> None:
     with ParsePool(min_jobs=pool.MIN_JOBS) as p:
-        jobs = jobs_of(("python", "go"))
-        assert len(jobs) < pool.MIN_JOBS
-        assert p.symbols_of(jobs) == [parse_pair(*job) for job in jobs]
-        assert p.worker_jobs == 0 and p.local_jobs == len(jobs) and p.pids() == []
-        assert p.symbols_of([]) == []
+        small = jobs_of(("python", "go"))
+        assert sum(len(j[1] or b"") + len(j[2] or b"") for j in small) < pool.MIN_BYTES
+        big = sample_of("python") * (pool.MIN_BYTES // len(sample_of("python")) + 1)
+        one = [("python", big, edited(big, 1))]  # big enough, but one job is not split
+        for jobs in (small, one, []):
+            assert p.symbols_of(jobs) == [parse_pair(*job) for job in jobs]
+        assert p.worker_jobs == 0 and p.local_jobs == len(small) + 1 and p.pids() == []
 
 
 def test_the_crossover_never_engages_below_min_cores() -> None:

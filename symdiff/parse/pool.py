@@ -10,17 +10,17 @@ A worker is a fresh interpreter (`python -c`, spawn's semantics: the daemon is m
 so never fork it) speaking length-prefixed `marshal` frames on its stdin and stdout. Not
 `multiprocessing`: its spawn and forkserver children re-import the caller's `__main__`, and its
 queues need POSIX semaphores that sandboxes without /dev/shm lack. Sources go out and symbols
-come back as plain tuples, which load about three times faster than pickled `Symbol`s
+come back as plain tuples, which cost a third of pickled `Symbol`s to send and load
 (docs/performance.md, "Parse pool (issue 25)").
 
 Jobs go out largest first, in chunks that amortise the round trip; each worker has one chunk in
 flight and is sent its next before its answer is decoded. A job whose old version a worker
 parsed before (the previous commit's new version, in an import) goes back to that worker, whose
 caches answer it and whose held tree lets the new version re-parse incrementally, as they would
-in one process. A worker that dies ends the batch's
-use of the pool: whatever the workers had not answered is parsed in-process, and the next batch
-starts new workers (after `MAX_DEATHS` batches in a row that lost one, the pool gives up). A
-pool that cannot start parses in-process from then on, and says so once in the log.
+in one process. A worker that dies ends the batch's use of the pool: whatever the workers had
+not answered is parsed in-process, and the next batch starts new workers (after `MAX_DEATHS`
+batches in a row that lost one, the pool gives up). A pool that cannot start parses in-process
+from then on, and says so once in the log.
 """
 
 from __future__ import annotations
@@ -51,15 +51,15 @@ Job = tuple[str, bytes | None, bytes | None]
 Pair = tuple[list[Symbol], list[Symbol]]
 _Plain = tuple[str, str, int, int, int, str, str | None, int | None, int | None]
 
-# The crossover (docs/performance.md, "Parse pool (issue 25)"): a batch with fewer jobs or
-# fewer source bytes than these parses in-process; and on fewer than MIN_CORES cores every
-# batch does, because on 2 shared cores the pool did not pay reliably.
-MIN_JOBS = 8
+# The crossover (docs/performance.md, "Parse pool (issue 25)"): a batch with fewer jobs (one
+# job is not split) or fewer source bytes than these parses in-process; and on fewer than
+# MIN_CORES cores every batch does, because on 2 shared cores the pool did not pay.
+MIN_JOBS = 2
 MIN_BYTES = 128 << 10
 MIN_CORES = 3
 MAX_DEATHS = 3
 
-# A chunk is a worker's round trip: a few tens of ms of parsing, so the ~0.2 ms of IPC is
+# A chunk is a worker's round trip: up to ~50 ms of parsing, so the round trip's ~0.5 ms is
 # noise, yet small enough that the last chunks balance the workers' ends.
 CHUNK_BYTES = 128 << 10
 CHUNK_JOBS = 64
@@ -110,7 +110,7 @@ class ParsePool:
         self._workers: list[_Worker] = []
         self._owners = _Owners()
         self._deaths = 0  # batches in a row that lost a worker
-        self._disabled = False  # the pool could not start: in-process from now on
+        self._disabled = False  # workers could not start or keep running: in-process now
         self._lock = threading.Lock()
 
     def __enter__(self) -> ParsePool:
