@@ -55,6 +55,15 @@ def test_order_is_the_callers(workers: ParsePool) -> None:
     assert workers.symbols_of(jobs[::-1]) == [parse_pair(*job) for job in jobs[::-1]]
 
 
+def test_consecutive_batches_go_back_to_the_same_workers(workers: ParsePool) -> None:
+    # Each job's old version is the previous batch's new one, as in an import: the pool sends it
+    # to the worker that parsed that text (its caches and held tree), with the same answers.
+    first = jobs_of(SOME, mark=7)
+    assert workers.symbols_of(first) == [parse_pair(*job) for job in first]
+    second = [(lang, new, edited(new, 8)) for lang, _, new in first if new is not None]
+    assert workers.symbols_of(second) == [parse_pair(*job) for job in second]
+
+
 def test_a_worker_killed_mid_batch(caplog: pytest.LogCaptureFixture) -> None:
     jobs = jobs_of(LANGUAGES, mark=3) * 2
     with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:

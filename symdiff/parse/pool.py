@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import marshal
+import operator
 import os
 import selectors
 import signal
@@ -40,7 +42,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from symdiff.model import Symbol
 from symdiff.parse.extract import extract
@@ -49,7 +51,8 @@ log = logging.getLogger(__name__)
 
 Job = tuple[str, bytes | None, bytes | None]
 Pair = tuple[list[Symbol], list[Symbol]]
-_Plain = tuple[str, str, int, int, int, str, str | None, int | None, int | None]
+_Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
+_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
 # The crossover (docs/performance.md, "Parse pool (issue 25)"): a batch with fewer jobs (one
 # job is not split) or fewer source bytes than these parses in-process; and on fewer than
@@ -364,8 +367,7 @@ def _size(job: Job) -> int:
 
 
 def _plain(symbols: list[Symbol]) -> list[_Plain]:
-    return [(s.name, s.kind, s.start_line, s.end_line, s.header_end_line, s.signature,
-             s.parent, s.start_byte, s.end_byte) for s in symbols]  # fmt: skip
+    return [_fields(s) for s in symbols]
 
 
 def _symbols(plain: list[_Plain]) -> list[Symbol]:
