@@ -101,6 +101,7 @@ def test_shared_reuses_its_workers() -> None:
         assert shared.worker_jobs == answered + len(jobs)
     finally:
         shared.min_jobs, shared.min_bytes = pool.crossover_jobs(), pool.MIN_BYTES
+        shared.close()  # not left running through the rest of the suite
 
 
 def test_small_batches_stay_in_process() -> None:
