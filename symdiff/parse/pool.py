@@ -1,0 +1,419 @@
+"""Parallel parsing for batch work: many files' pairs of versions parsed by worker processes.
+
+A job is one file's two versions, `(language, old, new)`; its answer is the pair of symbol
+lists that `symdiff.attribute.spans` extracts in-process (old from new, then new from old, so
+the second is re-parsed incrementally from the first's tree). A `ParsePool` keeps one worker
+process per core, started on its first batch worth it (or by `start()`) and reused; a batch
+below the crossover parses in the calling process.
+
+A worker is a fresh interpreter (`python -c`, spawn's semantics: the daemon is multi-threaded,
+so never fork it) speaking length-prefixed `marshal` frames on its stdin and stdout. Not
+`multiprocessing`: its spawn and forkserver children re-import the caller's `__main__`, and its
+queues need POSIX semaphores that sandboxes without /dev/shm lack. Sources go out and symbols
+come back as plain tuples, which cost a third of pickled `Symbol`s to send and load
+(docs/performance.md, "Parse pool (issue 25)").
+
+Jobs go out largest first, in chunks that amortise the round trip; each worker has one chunk in
+flight and is sent its next before its answer is decoded. A job whose old version a worker
+parsed before (the previous commit's new version, in an import) goes back to that worker, whose
+caches answer it and whose held tree lets the new version re-parse incrementally, as they would
+in one process. A worker that dies ends the batch's use of the pool: whatever the workers had
+not answered is parsed in-process, and the next batch starts new workers (after `MAX_DEATHS`
+batches in a row that lost one, the pool gives up). A pool that cannot start parses in-process
+from then on, and says so once in the log.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import hashlib
+import logging
+import marshal
+import operator
+import os
+import selectors
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Sequence
+from types import TracebackType
+from typing import IO, Any
+
+from symdiff.model import Symbol
+from symdiff.parse.extract import extract
+
+log = logging.getLogger(__name__)
+
+Job = tuple[str, bytes | None, bytes | None]
+Pair = tuple[list[Symbol], list[Symbol]]
+_Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
+_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
+
+# The crossover (docs/performance.md, "Parse pool (issue 25)"): a batch with fewer jobs (one
+# job is not split) or fewer source bytes than these parses in-process; and on fewer than
+# MIN_CORES cores every batch does, because on 2 shared cores the pool did not pay.
+MIN_JOBS = 2
+MIN_BYTES = 128 << 10
+MIN_CORES = 3
+MAX_DEATHS = 3
+
+# A chunk is a worker's round trip: up to ~50 ms of parsing, so the round trip's ~0.5 ms is
+# noise, yet small enough that the last chunks balance the workers' ends.
+CHUNK_BYTES = 128 << 10
+CHUNK_JOBS = 64
+OWNERS = 8192  # texts remembered by the worker that parsed them (its cache holds 2048)
+
+_warned = False
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def parse_pair(language: str, old: bytes | None, new: bytes | None) -> Pair:
+    """One job in-process: old parsed from new, then new re-parsed from old's tree."""
+    old_symbols = extract(language, old, base=new) if old is not None else []
+    new_symbols = extract(language, new, base=old) if new is not None else []
+    return old_symbols, new_symbols
+
+
+def crossover_jobs() -> int:
+    """The fewest jobs a batch needs to go to the pool on this machine."""
+    return MIN_JOBS if cores() >= MIN_CORES else sys.maxsize
+
+
+class ParsePool:
+    """Worker processes that parse batches of jobs; reusable, and closed by `close()`.
+
+    Args:
+        workers: how many processes (default: the cores); never more than the cores.
+        min_jobs, min_bytes: the crossover (default: `crossover_jobs()`, `MIN_BYTES`); a
+            smaller batch parses in-process.
+        python: the interpreter the workers run (default: this one).
+    """
+
+    def __init__(self, *, workers: int | None = None, min_jobs: int | None = None,
+                 min_bytes: int = MIN_BYTES, python: str | None = None) -> None:  # fmt: skip
+        self.size = max(1, min(workers or cores(), cores()))
+        self.min_jobs = crossover_jobs() if min_jobs is None else min_jobs
+        self.min_bytes = min_bytes
+        self.python = python or sys.executable
+        self.worker_jobs = 0  # jobs answered by a worker
+        self.local_jobs = 0  # jobs parsed in-process
+        self.starts = 0  # times workers were started
+        self._workers: list[_Worker] = []
+        self._owners = _Owners()
+        self._deaths = 0  # batches in a row that lost a worker
+        self._disabled = False  # workers could not start or keep running: in-process now
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> ParsePool:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:  # fmt: skip
+        self.close()
+
+    def pids(self) -> list[int]:
+        """The process ids of the running workers."""
+        return [w.process.pid for w in self._workers]
+
+    def start(self) -> bool:
+        """Start the workers now, if they are not running; whether they run."""
+        with self._lock:
+            return self._ensure_started()
+
+    def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
+        """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
+        total = sum(_size(job) for job in jobs)
+        if len(jobs) < self.min_jobs or total < self.min_bytes or self._disabled:
+            return self._local(jobs)
+        if not self._lock.acquire(blocking=False):
+            return self._local(jobs)  # another thread's batch holds the workers
+        try:
+            if not self._ensure_started():
+                return self._local(jobs)
+            return self._batch(jobs)
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        """Stop the workers (a later batch starts them again)."""
+        with self._lock:
+            self._stop()
+
+    def _local(self, jobs: Sequence[Job]) -> list[Pair]:
+        self.local_jobs += len(jobs)
+        return [parse_pair(*job) for job in jobs]
+
+    def _ensure_started(self) -> bool:
+        if self._disabled:
+            return False
+        if self._workers:
+            return True
+        try:
+            for _ in range(self.size):
+                self._workers.append(_Worker(self.python))
+        except Exception:  # whatever stops a process starting, the answer is the same here
+            self._stop()
+            self._disabled = True
+            _warn_once()
+            return False
+        self.starts += 1
+        return True
+
+    def _stop(self) -> None:
+        workers, self._workers = self._workers, []
+        self._owners.clear()
+        for w in workers:
+            w.hang_up()
+        for w in workers:
+            w.wait()
+
+    def _batch(self, jobs: Sequence[Job]) -> list[Pair]:
+        results: list[Pair | None] = [None] * len(jobs)
+        try:
+            self._dispatch(jobs, results)
+            self._deaths = 0
+        except _WorkerDied as died:
+            log.warning("a parse worker died (%s); parsing the rest of the batch here", died)
+            self._stop()
+            self._deaths += 1
+            if self._deaths >= MAX_DEATHS:
+                self._disabled = True
+                _warn_once()
+        except BaseException:  # interrupted: answers still in flight would pair with the
+            self._stop()  # next batch's chunks, so these workers go
+            raise
+        missing = [i for i, r in enumerate(results) if r is None]
+        for i, pair in zip(missing, self._local([jobs[i] for i in missing]), strict=True):
+            results[i] = pair
+        return [r for r in results if r is not None]
+
+    def _dispatch(self, jobs: Sequence[Job], results: list[Pair | None]) -> None:
+        """Send chunks to idle workers and take their answers until every chunk is answered.
+
+        A job a worker could not parse (its extraction raised) is left None for the caller to
+        parse in-process, which raises as it would have without the pool.
+        """
+        plan = _Plan(jobs, self._owners, len(self._workers))
+        with selectors.DefaultSelector() as selector:
+            for k, w in enumerate(self._workers):
+                chunk = plan.next(k)
+                if chunk is not None:
+                    w.send(chunk, jobs)
+                    selector.register(w.output, selectors.EVENT_READ, k)
+            while selector.get_map():
+                for key, _ in selector.select():
+                    k = key.data
+                    w = self._workers[k]
+                    answer, done = w.receive(), w.chunk
+                    chunk = plan.next(k)
+                    if chunk is not None:  # first keep it busy, then read its answer
+                        w.send(chunk, jobs)
+                    else:
+                        selector.unregister(w.output)
+                    for i, plain in zip(done, marshal.loads(answer), strict=True):
+                        if plain is not None:
+                            results[i] = _symbols(plain[0]), _symbols(plain[1])
+                            self.worker_jobs += 1
+                            self._owners.note(plan.digests[i], k)
+
+
+class _Owners:
+    """Which worker parsed a text last (by digest), so that a job whose old version it was
+    goes back there: its extract cache has the old version's symbols, and its held tree lets
+    the new version re-parse incrementally. Bounded like the workers' caches."""
+
+    def __init__(self) -> None:
+        self._last: OrderedDict[bytes, int] = OrderedDict()
+
+    def of(self, digest: bytes | None) -> int | None:
+        return None if digest is None else self._last.get(digest)
+
+    def note(self, digests: tuple[bytes | None, bytes | None], worker: int) -> None:
+        for digest in digests:
+            if digest is not None:
+                self._last[digest] = worker
+                self._last.move_to_end(digest)
+        while len(self._last) > OWNERS:
+            self._last.popitem(last=False)
+
+    def clear(self) -> None:
+        self._last.clear()
+
+
+class _Plan:
+    """A batch's chunks, and which one a worker parses next: its own (jobs whose old version
+    it parsed before), then anyone's, each largest first; then the smallest of another's."""
+
+    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
+        self.digests = [(_digest(old), _digest(new)) for _, old, new in jobs]
+        sizes = [_size(job) for job in jobs]
+        target = min(CHUNK_BYTES, sum(sizes) // (workers * 4) + 1)
+        mine: list[list[int]] = [[] for _ in range(workers)]
+        anyone: list[int] = []
+        for i, (old, _) in enumerate(self.digests):
+            owner = owners.of(old)
+            (anyone if owner is None or owner >= workers else mine[owner]).append(i)
+        self.own = [deque(chunks(indices, sizes, target)) for indices in mine]
+        self.shared = deque(chunks(anyone, sizes, target))
+
+    def next(self, worker: int) -> list[int] | None:
+        if self.own[worker]:
+            return self.own[worker].popleft()
+        if self.shared:
+            return self.shared.popleft()
+        busiest = max(self.own, key=len)
+        return busiest.pop() if busiest else None
+
+
+class _WorkerDied(Exception):
+    """A worker's process ended or its pipe broke mid-batch."""
+
+
+# The worker's first lines: the parent's import path, then the loop. Its stdout is kept for
+# the answers alone; anything else printing there would go to stderr.
+_BOOT = "import sys; sys.path[:] = sys.argv[1:]; from symdiff.parse.pool import serve; serve()"
+_HEADER = struct.Struct("<Q")
+
+
+class _Worker:
+    """One worker process, its pipes, and the chunk it is parsing."""
+
+    def __init__(self, python: str) -> None:
+        self.process = subprocess.Popen([python, "-c", _BOOT, *sys.path],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.input, self.output = self.process.stdin, self.process.stdout
+        self.chunk: list[int] | None = None
+
+    def send(self, chunk: list[int], jobs: Sequence[Job]) -> None:
+        try:
+            _write(self.input, marshal.dumps([jobs[i] for i in chunk]))
+        except OSError as error:
+            raise _WorkerDied(f"pid {self.process.pid}: {error}") from error
+        self.chunk = chunk
+
+    def receive(self) -> bytes:
+        try:
+            return _read(self.output)
+        except (EOFError, OSError) as error:
+            raise _WorkerDied(f"pid {self.process.pid}, exit {self.process.poll()}") from error
+
+    def hang_up(self) -> None:
+        """Close its pipes: it exits at the end of its read."""
+        for pipe in (self.input, self.output):
+            with contextlib.suppress(OSError):  # a pipe whose reader died
+                pipe.close()
+
+    def wait(self) -> None:
+        """Wait for it to exit; kill it if it lingers (one stopped or stuck in a grammar)."""
+        try:
+            self.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _write(pipe: IO[bytes], data: bytes) -> None:
+    pipe.write(_HEADER.pack(len(data)))
+    pipe.write(data)
+    pipe.flush()
+
+
+def _read(pipe: IO[bytes]) -> bytes:
+    head = pipe.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        raise EOFError("the pipe closed")
+    (size,) = _HEADER.unpack(head)
+    data = pipe.read(size)
+    if len(data) < size:
+        raise EOFError("the pipe closed mid-message")
+    return bytes(data)
+
+
+def chunks(indices: Sequence[int], sizes: Sequence[int], target: int) -> list[list[int]]:
+    """`indices` in chunks, largest job first; a chunk closes at `target` bytes or CHUNK_JOBS."""
+    out: list[list[int]] = []
+    chunk: list[int] = []
+    held = 0
+    for i in sorted(indices, key=lambda i: -sizes[i]):
+        chunk.append(i)
+        held += sizes[i]
+        if held >= target or len(chunk) >= CHUNK_JOBS:
+            out.append(chunk)
+            chunk, held = [], 0
+    if chunk:
+        out.append(chunk)
+    return out
+
+
+def _digest(text: bytes | None) -> bytes | None:
+    return None if text is None else hashlib.blake2b(text, digest_size=16).digest()
+
+
+def _size(job: Job) -> int:
+    return len(job[1] or b"") + len(job[2] or b"")
+
+
+def _plain(symbols: list[Symbol]) -> list[_Plain]:
+    return [_fields(s) for s in symbols]
+
+
+def _symbols(plain: list[_Plain]) -> list[Symbol]:
+    return [Symbol(*p) for p in plain]
+
+
+def serve() -> None:
+    """A worker's loop: a chunk of jobs in on stdin, their symbols out on stdout, until EOF."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    source = os.fdopen(0, "rb")
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a stray print must not corrupt the answers
+    while True:
+        try:
+            jobs = marshal.loads(_read(source))
+        except EOFError:
+            os._exit(0)  # nothing to flush or free; tearing down the interpreter takes 0.2 s
+        _write(answers, marshal.dumps([_answer(*job) for job in jobs]))
+
+
+def _answer(language: str, old: bytes | None, new: bytes | None
+            ) -> tuple[list[_Plain], list[_Plain]] | None:  # fmt: skip
+    try:
+        old_symbols, new_symbols = parse_pair(language, old, new)
+    except Exception:  # the caller parses this job itself, and meets the error there
+        return None
+    return _plain(old_symbols), _plain(new_symbols)
+
+
+def _warn_once() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        log.warning("parse workers cannot start or keep running; parsing in-process", exc_info=True)
+
+
+_shared: ParsePool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> ParsePool:
+    """The process-wide pool: made on first use (its workers on its first big batch), reused,
+    and closed at exit."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ParsePool()
+            atexit.register(_shared.close)
+        return _shared

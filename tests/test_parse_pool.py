@@ -1,0 +1,144 @@
+"""The parse pool (symdiff/parse/pool.py) with real worker processes: the same answers as
+in-process, in order; a worker killed mid-batch; the shared pool reused; small batches kept
+in-process; a pool whose workers cannot run."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+
+import pytest
+from conftest import LANGUAGES, sample_of, wait_until
+
+from symdiff.parse import pool
+from symdiff.parse.pool import Job, Pair, ParsePool, parse_pair
+
+SOME = ("python", "go", "rust", "javascript", "typescript", "c", "java", "ruby")
+
+
+def edited(source: bytes, mark: int) -> bytes:
+    """`source` with a blank line and a comment-free edit in its middle (still valid code)."""
+    at = source.find(b"\n", len(source) // 2) + 1
+    return source[:at] + b"\n" * mark + source[at:]
+
+
+def jobs_of(languages: tuple[str, ...] | list[str], mark: int = 1) -> list[Job]:
+    """Each language's sample and an edited copy; plus an added and a removed file."""
+    out: list[Job] = [(lang, sample_of(lang), edited(sample_of(lang), mark)) for lang in languages]
+    out += [("python", None, sample_of("python")), ("go", sample_of("go"), None)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[ParsePool]:
+    """Two workers that take every batch."""
+    with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
+        yield p
+
+
+def test_same_answers_as_in_process(workers: ParsePool) -> None:
+    jobs = jobs_of(LANGUAGES)
+    before = workers.worker_jobs
+    got = workers.symbols_of(jobs)
+    assert got == [parse_pair(*job) for job in jobs]
+    assert workers.worker_jobs - before == len(jobs)
+    assert sum(len(old) + len(new) for old, new in got) > 100  # the samples define things
+
+
+def test_order_is_the_callers(workers: ParsePool) -> None:
+    # Smallest first: the pool sends the largest first, and must still answer in this order.
+    jobs = sorted(jobs_of(SOME, mark=2), key=lambda j: len(j[1] or b"") + len(j[2] or b""))
+    assert workers.symbols_of(jobs) == [parse_pair(*job) for job in jobs]
+    assert workers.symbols_of(jobs[::-1]) == [parse_pair(*job) for job in jobs[::-1]]
+
+
+def test_consecutive_batches_go_back_to_the_same_workers(workers: ParsePool) -> None:
+    # Each job's old version is the previous batch's new one, as in an import: the pool sends it
+    # to the worker that parsed that text (its caches and held tree), with the same answers.
+    first = jobs_of(SOME, mark=7)
+    assert workers.symbols_of(first) == [parse_pair(*job) for job in first]
+    second = [(lang, new, edited(new, 8)) for lang, _, new in first if new is not None]
+    assert workers.symbols_of(second) == [parse_pair(*job) for job in second]
+
+
+def test_a_worker_killed_mid_batch(caplog: pytest.LogCaptureFixture) -> None:
+    jobs = jobs_of(LANGUAGES, mark=3) * 2
+    with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
+        assert p.start()
+        stalled, other = p.pids()
+        os.kill(stalled, signal.SIGSTOP)  # it takes its first chunk and never answers
+        got: list[list[Pair]] = []
+        batch = threading.Thread(target=lambda: got.append(p.symbols_of(jobs)))
+        batch.start()
+        wait_until(lambda: p.worker_jobs > 0, timeout=10, message="the other worker's answer")
+        os.kill(stalled, signal.SIGKILL)
+        batch.join(30)
+        assert not batch.is_alive()
+        assert got == [[parse_pair(*job) for job in jobs]]
+        assert 0 < p.worker_jobs < len(jobs) and p.local_jobs == len(jobs) - p.worker_jobs
+        assert "a parse worker died" in caplog.text
+        assert p.pids() == [] and p.starts == 1  # both went; the next batch starts anew
+        assert p.symbols_of(jobs[:4]) == [parse_pair(*job) for job in jobs[:4]]
+        assert p.starts == 2 and stalled not in p.pids() and other not in p.pids()
+
+
+def test_shared_reuses_its_workers() -> None:
+    shared = pool.shared()
+    assert pool.shared() is shared
+    jobs = jobs_of(SOME, mark=4)
+    shared.min_jobs, shared.min_bytes = 1, 0  # this machine may be below the crossover
+    try:
+        assert shared.symbols_of(jobs) == [parse_pair(*job) for job in jobs]
+        pids, starts, answered = shared.pids(), shared.starts, shared.worker_jobs
+        assert len(pids) == min(pool.cores(), shared.size) and answered >= len(jobs)
+        assert pool.shared().symbols_of(jobs_of(SOME, mark=5)) == [
+            parse_pair(*job) for job in jobs_of(SOME, mark=5)
+        ]
+        assert shared.pids() == pids and shared.starts == starts
+        assert shared.worker_jobs == answered + len(jobs)
+    finally:
+        shared.min_jobs, shared.min_bytes = pool.crossover_jobs(), pool.MIN_BYTES
+        shared.close()  # not left running through the rest of the suite
+
+
+def test_small_batches_stay_in_process() -> None:
+    with ParsePool(min_jobs=pool.MIN_JOBS) as p:
+        small = jobs_of(("python", "go"))
+        assert sum(len(j[1] or b"") + len(j[2] or b"") for j in small) < pool.MIN_BYTES
+        big = sample_of("python") * (pool.MIN_BYTES // len(sample_of("python")) + 1)
+        one = [("python", big, edited(big, 1))]  # big enough, but one job is not split
+        for jobs in (small, one, []):
+            assert p.symbols_of(jobs) == [parse_pair(*job) for job in jobs]
+        assert p.worker_jobs == 0 and p.local_jobs == len(small) + 1 and p.pids() == []
+
+
+def test_the_crossover_never_engages_below_min_cores() -> None:
+    p = ParsePool()
+    assert (p.min_jobs == pool.MIN_JOBS) == (pool.cores() >= pool.MIN_CORES)
+    assert p.size <= pool.cores() and ParsePool(workers=1000).size == pool.cores()
+
+
+def test_workers_that_cannot_start_or_run(caplog: pytest.LogCaptureFixture) -> None:
+    jobs = jobs_of(SOME, mark=6)
+    want = [parse_pair(*job) for job in jobs]
+    with ParsePool(min_jobs=1, min_bytes=0, python="/nonexistent/python") as p:
+        assert not p.start()
+        assert p.symbols_of(jobs) == want and p.worker_jobs == 0
+    # An interpreter that exits at once: each batch loses its workers, then the pool gives up.
+    with ParsePool(workers=1, min_jobs=1, min_bytes=0, python="/bin/false") as p:
+        for _ in range(pool.MAX_DEATHS + 1):
+            assert p.symbols_of(jobs) == want
+        assert p.starts == pool.MAX_DEATHS and p.worker_jobs == 0 and p.pids() == []
+    warned = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert sum("cannot start or keep running" in r.getMessage() for r in warned) == 1
+
+
+def test_chunks_go_largest_first_and_cover_every_job() -> None:
+    sizes = [5, 500_000, 20, 300_000, 0, 7] + [1000] * 200
+    chunks = pool.chunks(range(len(sizes)), sizes, 100_000)
+    assert sorted(i for c in chunks for i in c) == list(range(len(sizes)))
+    assert chunks[0] == [1] and chunks[1] == [3]
+    assert all(len(c) <= pool.CHUNK_JOBS for c in chunks)
