@@ -123,6 +123,24 @@ def count_lines(data: bytes) -> int:
     return n + 1 if data and not data.endswith(b"\n") else n
 
 
+def line_counts(old: bytes, new: bytes, *, context: int = 3) -> tuple[int, int]:
+    """The `count_lines` of each side, 0 for binary content.
+
+    For two texts that differ, the new side's count is the old side's plus the lines their
+    patch adds, less those it removes: right after `unified_diff` made that patch (same
+    `context`), that spares counting a second text of up to 4 MiB.
+    """
+    old_lines = 0 if is_binary(old) else count_lines(old)
+    if is_binary(new):
+        return old_lines, 0
+    if is_binary(old):
+        return old_lines, count_lines(new)
+    if old == new:
+        return old_lines, old_lines
+    patch = _text_patch(old, new, context)
+    return old_lines, old_lines + patch.added - patch.removed
+
+
 def encode_text(text: str) -> bytes:
     """UTF-8 bytes of a string, its binary verdict remembered without decoding it again."""
     try:
@@ -145,11 +163,14 @@ def _as_bytes(text: bytes | str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class _TextPatch:
-    """What one libgit2 diff of a changed text pair gives: its hunks and both blob ids."""
+    """What one libgit2 diff of a changed text pair gives: its hunks, both blob ids and how
+    many lines it adds and removes."""
 
     hunks: str
     old_id: str
     new_id: str
+    added: int
+    removed: int
 
 
 # text_diff renders one pair twice (its unified diff, then the ACP git patch): diff it once.
@@ -181,7 +202,8 @@ def _text_patch(old: bytes, new: bytes, context: int) -> _TextPatch:
     data: bytes = made.data
     # The header libgit2 writes names no file or "file", so "\n@@ " first occurs at hunk 1.
     start = data.find(b"\n@@ ") + 1
-    patch = _TextPatch(data[start:].decode("utf-8"), old_id, new_id)
+    _, added, removed = made.line_stats
+    patch = _TextPatch(data[start:].decode("utf-8"), old_id, new_id, added, removed)
     _patches.insert(0, (old, new, context, patch))
     del _patches[2:]
     return patch
