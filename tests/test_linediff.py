@@ -19,6 +19,7 @@ from symdiff.diffs.linediff import (
     diff_lines,
     git_patch,
     is_binary,
+    line_counts,
     quote_path,
     unified_diff,
 )
@@ -175,6 +176,21 @@ def test_real_files_round_trip(tmp_path: Path) -> None:
         mutated = b"".join(_mutate(rng, old.splitlines(keepends=True)))
         _assert_round_trip(tmp_path, old, mutated)
         _assert_round_trip(tmp_path, old, b.read_bytes())  # two unrelated files
+
+
+def test_line_counts_are_each_sides_count_lines() -> None:
+    """The new side's count, taken from the patch, is the one `count_lines` gives."""
+    rng = random.Random(5)
+    pairs = [*EDGE_PAIRS.values(), (b"a\0b\n", b"a\nb\n"), (b"x\n", b"\xff\n")]
+    for _ in range(40):
+        lines = [b"%d%s\n" % (rng.randrange(30), rng.choice([b"", b"\r"])) for _ in range(300)]
+        old, new = b"".join(lines), b"".join(_mutate(rng, lines))
+        pairs.append((old * rng.choice([1, 100]), new.rstrip(b"\n") if rng.random() < 0.3 else new))
+    for old, new in pairs:
+        for context in (0, 3):
+            unified_diff(old, new, context=context)
+            expected = tuple(0 if is_binary(t) else count_lines(t) for t in (old, new))
+            assert line_counts(old, new, context=context) == expected
 
 
 def test_count_lines_and_blob_id(tmp_path: Path) -> None:

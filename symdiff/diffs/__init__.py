@@ -5,4 +5,6 @@
     acp.py        ACP v2 Diff objects with real git patches
     textdiff.py   the text_diff tool: caps, modes, errors
     blobid.py     git's blob id of some bytes (content identity, shared by store and patches)
+    blobpatch.py  libgit2's patch of two large texts handed over as in-memory blobs, so that
+                  it does not hash them again
 """

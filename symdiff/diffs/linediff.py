@@ -16,6 +16,7 @@ import pygit2
 from pygit2.enums import DiffOption
 
 from symdiff.diffs.blobid import blob_id
+from symdiff.diffs.blobpatch import blob_patch
 from symdiff.errors import InvalidArgs
 
 REGULAR_MODE = 0o100644
@@ -122,6 +123,24 @@ def count_lines(data: bytes) -> int:
     return n + 1 if data and not data.endswith(b"\n") else n
 
 
+def line_counts(old: bytes, new: bytes, *, context: int = 3) -> tuple[int, int]:
+    """The `count_lines` of each side, 0 for binary content.
+
+    For two texts that differ, the new side's count is the old side's plus the lines their
+    patch adds, less those it removes: right after `unified_diff` made that patch (same
+    `context`), that spares counting a second text of up to 4 MiB.
+    """
+    old_lines = 0 if is_binary(old) else count_lines(old)
+    if is_binary(new):
+        return old_lines, 0
+    if is_binary(old):
+        return old_lines, count_lines(new)
+    if old == new:
+        return old_lines, old_lines
+    patch = _text_patch(old, new, context)
+    return old_lines, old_lines + patch.added - patch.removed
+
+
 def encode_text(text: str) -> bytes:
     """UTF-8 bytes of a string, its binary verdict remembered without decoding it again."""
     try:
@@ -144,34 +163,47 @@ def _as_bytes(text: bytes | str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class _TextPatch:
-    """What one libgit2 diff of a changed text pair gives: its hunks and both blob ids."""
+    """What one libgit2 diff of a changed text pair gives: its hunks, both blob ids and how
+    many lines it adds and removes."""
 
     hunks: str
     old_id: str
     new_id: str
+    added: int
+    removed: int
 
 
 # text_diff renders one pair twice (its unified diff, then the ACP git patch): diff it once.
 # Remembered by identity (bytes are immutable and the memo holds them), never by value:
 # hashing two 4 MiB keys costs more than a third of the diff itself.
 _patches: list[tuple[bytes, bytes, int, _TextPatch]] = []
+# Below this many bytes in all, hashing in libgit2 costs less than setting up blobs (~30 us).
+_BLOB_PATCH_MIN = 1 << 16
 
 
 def _text_patch(old: bytes, new: bytes, context: int) -> _TextPatch:
     """The `@@` hunks (and their `\\ No newline` markers) of a pair that differs, and its ids.
 
-    libgit2 hashes both buffers to fill the patch's ids, so the `index` line of a git patch
-    reuses them instead of hashing 8 MiB again.
+    The ids serve the `index` line of a git patch. A large pair goes to libgit2 as two blobs
+    whose ids hashlib computed (see blobpatch.py), a small one as two buffers, which libgit2
+    hashes itself: the hunks are the same either way.
     """
     for seen_old, seen_new, seen_context, patch in list(_patches):
         if seen_old is old and seen_new is new and seen_context == context:
             return patch
-    made = pygit2.Patch.create_from(old, new, context_lines=context, flag=_TEXT_FLAGS)
+    if len(old) + len(new) >= _BLOB_PATCH_MIN:
+        old_id, new_id = blob_id(old), blob_id(new)
+        made = blob_patch(
+            old, new, old_id=old_id, new_id=new_id, context=context, flags=_TEXT_FLAGS
+        )
+    else:
+        made = pygit2.Patch.create_from(old, new, context_lines=context, flag=_TEXT_FLAGS)
+        old_id, new_id = str(made.delta.old_file.id), str(made.delta.new_file.id)
     data: bytes = made.data
-    # The header libgit2 writes names "file" on both sides, so "\n@@ " first occurs at hunk 1.
+    # The header libgit2 writes names no file or "file", so "\n@@ " first occurs at hunk 1.
     start = data.find(b"\n@@ ") + 1
-    delta = made.delta
-    patch = _TextPatch(data[start:].decode("utf-8"), str(delta.old_file.id), str(delta.new_file.id))
+    _, added, removed = made.line_stats
+    patch = _TextPatch(data[start:].decode("utf-8"), old_id, new_id, added, removed)
     _patches.insert(0, (old, new, context, patch))
     del _patches[2:]
     return patch

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from symdiff.diffs.acp import FilePatch, build_diff
-from symdiff.diffs.linediff import count_lines, encode_text, is_binary, unified_diff
+from symdiff.diffs.linediff import encode_text, line_counts, unified_diff
 from symdiff.errors import FsDenied, InvalidArgs, ToolFailed
 from symdiff.workspace import gate as fsgate
 from symdiff.workspace.gate import Beneath
@@ -61,12 +61,14 @@ def text_diff(
     diff, truncated = _cap(
         unified_diff(old, new, label_a=label_a, label_b=label_b, context=context_lines)
     )
+    # Binary content has no lines worth counting (0).
+    lines_a, lines_b = line_counts(old, new, context=context_lines)
     result: dict[str, object] = {
         "diff": diff,
         "label_a": label_a,
         "label_b": label_b,
-        "lines_a": _lines(old),
-        "lines_b": _lines(new),
+        "lines_a": lines_a,
+        "lines_b": lines_b,
         "identical": old == new,
         "diff_lines": diff.count("\n"),
         "truncated": truncated,
@@ -145,11 +147,6 @@ def _read(where: Beneath, shown: PathArg) -> bytes:
     if len(data) > READ_CAP:
         raise ToolFailed(f"{text} is over the {READ_CAP}-byte read cap")
     return data
-
-
-def _lines(data: bytes) -> int:
-    # Binary content has no lines worth counting.
-    return 0 if is_binary(data) else count_lines(data)
 
 
 def _cap(diff: str) -> tuple[str, bool]:
