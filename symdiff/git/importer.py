@@ -29,6 +29,7 @@ from symdiff.git.state import Repo, open_repo
 from symdiff.git.treediff import tree_changes
 from symdiff.model import ChangeType, Origin
 from symdiff.parse.languages import language_for
+from symdiff.parse.pool import shared
 from symdiff.parse.shelf import SymbolShelf, keys
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
@@ -105,6 +106,11 @@ def _record(store: Store, workspace_id: int, settings: Settings, batch: list[_Fo
         return 0
     shelf = SymbolShelf(pairs=False)  # a commit's change is not asked about again
     store.load_shelf(shelf, keys((language_for(f.path), f.old_id, f.new_id) for f in batch))
+    try:  # what the store lacks, in one batch (worker processes when worth it)
+        shelf.fill(shared(), [(language, _text(f.old), f.old_id, _text(f.new), f.new_id)
+                              for f in batch if (language := language_for(f.path))])  # fmt: skip
+    except Exception:  # each record then parses its own files as it is built
+        log.exception("the batch parse of imported commits failed")
     changes = [build_change(
         f.kind, f.path, old_path=f.old_path, old=_text(f.old), new=_text(f.new),
         timestamp=f.commit.when, test_patterns=settings.test_patterns, old_hash=f.old_id,

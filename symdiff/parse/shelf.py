@@ -14,13 +14,18 @@ simply empty and every blob is extracted, as before.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from symdiff.model import Symbol, SymbolChange
 from symdiff.parse.version import extractor_version
 
+if TYPE_CHECKING:
+    from symdiff.parse.pool import ParsePool
+
 Key = tuple[str, str]  # (language, git blob id)
 PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
 Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
+Side = tuple[str, bytes | None, str | None, bytes | None, str | None]  # a change, for `fill`
 
 
 CHAIN = 64  # a blob's symbols are stored whole again when their delta chain would be longer
@@ -136,6 +141,37 @@ class SymbolShelf:
     def dirty(self) -> bool:
         """Whether anything was worked out here that the store does not hold yet."""
         return bool(self._fresh or self._fresh_pairs)
+
+    def fill(self, pool: ParsePool, sides: Sequence[Side]) -> int:
+        """Extract in one batch, through `pool` (parse/pool.py: worker processes when the
+        batch is worth it), both versions of every change whose symbols this shelf lacks;
+        returns how many changes were parsed. `sides`: (language, old text, old blob, new
+        text, new blob) per change, None where a side is absent or binary."""
+        jobs: list[tuple[str, bytes | None, bytes | None]] = []
+        owners: list[Side] = []
+        for side in sides:
+            language, old, old_id, new, new_id = side
+            if old_id is not None and new_id is not None and old is not None and new is not None \
+                    and (language, old_id, new_id) in self._pairs:  # fmt: skip
+                continue
+            known = self._known
+            lacks_old = old is not None and (old_id is None or (language, old_id) not in known)
+            lacks_new = new is not None and (new_id is None or (language, new_id) not in known)
+            if lacks_old or lacks_new:  # a side known already is not parsed again
+                jobs.append((language, old if lacks_old else None, new if lacks_new else None))
+                owners.append(side)
+        if not jobs:
+            return 0
+        for (language, old, old_id, new, new_id), (olds, news) in zip(
+                owners, pool.symbols_of(jobs), strict=True):  # fmt: skip
+            # Stored against whichever side is known already: an import walks newest first,
+            # so a commit's new version is known and its old one goes against it.
+            new_known = new_id is not None and (language, new_id) in self._known
+            if old is not None and old_id is not None and (language, old_id) not in self._known:
+                self.add((language, old_id), olds, new_id if new_known else None)
+            if new is not None and new_id is not None and (language, new_id) not in self._known:
+                self.add((language, new_id), news, old_id if old is not None else None)
+        return len(jobs)
 
     def has(self, key: Key) -> bool:
         return key in self._known

@@ -33,7 +33,7 @@ from symdiff.git.state import Repo, git_info, open_repo, snapshot
 from symdiff.git.treediff import TreeChange, tree_changes
 from symdiff.model import ChangeType, FileChange, Origin, Scope
 from symdiff.parse.languages import language_for
-from symdiff.parse.shelf import SymbolShelf, keys
+from symdiff.parse.shelf import Side, SymbolShelf, keys
 from symdiff.parse.testpaths import classify
 from symdiff.query.args import DiffQuery, Window, parse
 from symdiff.query.patches import file_patch
@@ -155,6 +155,9 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
                  None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
     shelf = _shelf(settings, [(language_for(d.path), old_id, new_id)
                               for d, _, old_id, new_id in answered])  # fmt: skip
+    _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
+                   for d, _, old_id, new_id in answered
+                   if (language := language_for(d.path)) is not None])  # fmt: skip
 
     out = []
     for d, kind, old_id, new_id in answered:
@@ -186,6 +189,22 @@ def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | N
         except StoreError as exc:  # a cache: the answer is built without it
             log.warning("cannot read stored symbols: %s", exc)
     return shelf
+
+
+def _parse(shelf: SymbolShelf, sides: list[Side]) -> None:
+    """Parse what the database did not hold in one batch: through the process's parse pool,
+    which uses worker processes when the batch is worth it (parse/pool.py). A cache fill:
+    if it fails, each record parses its own files as it is built."""
+    from symdiff.parse.pool import shared
+
+    try:
+        shelf.fill(shared(), sides)
+    except Exception:  # a parser bug must cost the batch its head start, never the answer
+        log.exception("the batch parse of an against answer failed")
+
+
+def _text(data: bytes | None) -> bytes | None:
+    return None if data is None or git_binary(data) else data
 
 
 def _keep(settings: Settings, shelf: SymbolShelf) -> None:
