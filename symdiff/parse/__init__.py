@@ -5,4 +5,9 @@
     extract.py    extract(language, source, base=None) -> Symbols, cached by content hash
     reparse.py    incremental parsing from the tree of the text a text was edited from
     testpaths.py  a path's scope (test or impl) by its language's test conventions
+    version.py    the extractor's version (a digest of its code and grammars): symbols by
+                  content are stored under it
+    codec.py      a blob's symbols, and a pair of blobs' change, as stored bytes and back
+    shelf.py      a batch's symbols by blob and changes by pair, read from and kept in a store
+    pool.py       worker processes that parse batches of files, reused; small batches in-process
 """
