@@ -49,7 +49,10 @@ from symdiff.parse.extract import extract
 
 log = logging.getLogger(__name__)
 
-Job = tuple[str, bytes | None, bytes | None]
+# (language, old, new[, sides]): `sides` says which to extract (OLD | NEW, the default both);
+# a side not extracted may still be given, as the text the other is re-parsed from.
+Job = tuple[str, bytes | None, bytes | None] | tuple[str, bytes | None, bytes | None, int]
+OLD, NEW = 1, 2
 Pair = tuple[list[Symbol], list[Symbol]]
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
@@ -79,10 +82,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def parse_pair(language: str, old: bytes | None, new: bytes | None) -> Pair:
-    """One job in-process: old parsed from new, then new re-parsed from old's tree."""
-    old_symbols = extract(language, old, base=new) if old is not None else []
-    new_symbols = extract(language, new, base=old) if new is not None else []
+def parse_pair(language: str, old: bytes | None, new: bytes | None,
+               sides: int = OLD | NEW) -> Pair:  # fmt: skip
+    """One job in-process: old parsed from new, then new re-parsed from old's tree (each only
+    when `sides` asks for it; [] for a side not asked for or absent)."""
+    old_symbols = extract(language, old, base=new) if old is not None and sides & OLD else []
+    new_symbols = extract(language, new, base=old) if new is not None and sides & NEW else []
     return old_symbols, new_symbols
 
 
@@ -257,7 +262,7 @@ class _Plan:
     it parsed before), then anyone's, each largest first; then the smallest of another's."""
 
     def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
-        self.digests = [(_digest(old), _digest(new)) for _, old, new in jobs]
+        self.digests = [(_digest(job[1]), _digest(job[2])) for job in jobs]
         sizes = [_size(job) for job in jobs]
         target = min(CHUNK_BYTES, sum(sizes) // (workers * 4) + 1)
         mine: list[list[int]] = [[] for _ in range(workers)]
@@ -388,10 +393,10 @@ def serve() -> None:
         _write(answers, marshal.dumps([_answer(*job) for job in jobs]))
 
 
-def _answer(language: str, old: bytes | None, new: bytes | None
+def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
             ) -> tuple[list[_Plain], list[_Plain]] | None:  # fmt: skip
     try:
-        old_symbols, new_symbols = parse_pair(language, old, new)
+        old_symbols, new_symbols = parse_pair(language, old, new, sides)
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
     return _plain(old_symbols), _plain(new_symbols)

@@ -20,7 +20,7 @@ from symdiff.model import Symbol, SymbolChange
 from symdiff.parse.version import extractor_version
 
 if TYPE_CHECKING:
-    from symdiff.parse.pool import ParsePool
+    from symdiff.parse.pool import Job, ParsePool
 
 Key = tuple[str, str]  # (language, git blob id)
 PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
@@ -147,7 +147,9 @@ class SymbolShelf:
         batch is worth it), both versions of every change whose symbols this shelf lacks;
         returns how many changes were parsed. `sides`: (language, old text, old blob, new
         text, new blob) per change, None where a side is absent or binary."""
-        jobs: list[tuple[str, bytes | None, bytes | None]] = []
+        from symdiff.parse.pool import NEW, OLD
+
+        jobs: list[Job] = []
         owners: list[Side] = []
         for side in sides:
             language, old, old_id, new, new_id = side
@@ -157,8 +159,10 @@ class SymbolShelf:
             known = self._known
             lacks_old = old is not None and (old_id is None or (language, old_id) not in known)
             lacks_new = new is not None and (new_id is None or (language, new_id) not in known)
-            if lacks_old or lacks_new:  # a side known already is not parsed again
-                jobs.append((language, old if lacks_old else None, new if lacks_new else None))
+            if lacks_old or lacks_new:  # a side known already is not parsed again (but its
+                # text goes along: the other side re-parses from its tree if one is held)
+                wants = (OLD if lacks_old else 0) | (NEW if lacks_new else 0)
+                jobs.append((language, old, new, wants))
                 owners.append(side)
         if not jobs:
             return 0
