@@ -64,6 +64,17 @@ def test_consecutive_batches_go_back_to_the_same_workers(workers: ParsePool) -> 
     assert workers.symbols_of(second) == [parse_pair(*job) for job in second]
 
 
+def test_a_job_may_ask_for_one_side(workers: ParsePool) -> None:
+    base = [job for job in jobs_of(SOME, mark=9) if job[1] is not None and job[2] is not None]
+    olds: list[Job] = [(lang, old, new, pool.OLD) for lang, old, new, *_ in base]
+    news: list[Job] = [(lang, old, new, pool.NEW) for lang, old, new, *_ in base]
+    got_old, got_new = workers.symbols_of(olds), workers.symbols_of(news)
+    whole = [parse_pair(*job) for job in base]
+    assert [old for old, _ in got_old] == [old for old, _ in whole]
+    assert [new for _, new in got_new] == [new for _, new in whole]
+    assert all(new == [] for _, new in got_old) and all(old == [] for old, _ in got_new)
+
+
 def test_a_worker_killed_mid_batch(caplog: pytest.LogCaptureFixture) -> None:
     jobs = jobs_of(LANGUAGES, mark=3) * 2
     with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
