@@ -37,6 +37,7 @@ from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
 from symdiff.git.importer import import_history
 from symdiff.parse.languages import language_for
+from symdiff.parse.shelf import SymbolShelf
 from symdiff.store import Store
 
 T = TypeVar("T")
@@ -133,13 +134,14 @@ def main() -> None:
         db = Path(tmp) / "a.db"
         runs = [run_import(clone, db, since, args.max_commits, newest) for _ in range(args.runs)]
         ours, walked, recorded = median([r[0] for r in runs]), runs[0][1], runs[0][2]
-        real = filechange.file_symbols
+        real, fill = filechange.file_symbols, SymbolShelf.fill
         filechange.file_symbols = lambda *a: ()  # type: ignore[assignment]
+        SymbolShelf.fill = lambda *a: 0  # type: ignore[method-assign]  # the batch parse too
         try:
             bare = median([run_import(clone, db, since, args.max_commits, newest)[0]
                            for _ in range(args.runs)])  # fmt: skip
         finally:
-            filechange.file_symbols = real
+            filechange.file_symbols, SymbolShelf.fill = real, fill
         floor = median([parse_floor(clone, walked)[0] for _ in range(args.runs)])
         versions = parse_floor(clone, walked)[1]
         least = median([parse_floor(clone, walked, once=True)[0] for _ in range(args.runs)])
