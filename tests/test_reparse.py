@@ -116,3 +116,53 @@ def test_held_trees_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         reparse.parse(parser, "python", f"x = {k}\n".encode(), bytes([k]), None)
     assert [key for _, key in reparse._held] == [bytes([2]), bytes([3]), bytes([4])]
     assert reparse._held_bytes == sum(len(text) for _, text in reparse._held.values())
+
+
+def _scattered(source: bytes, seed: int) -> bytes:
+    """`source` with lines changed near its start, middle and end (one span would be most of it)."""
+    rng = random.Random(seed)
+    lines = source.split(b"\n")
+    for where in (len(lines) // 20, len(lines) // 2, len(lines) - len(lines) // 20 - 1):
+        at = min(len(lines) - 1, max(0, where + rng.randrange(-3, 4)))
+        kind = rng.randrange(3)
+        if kind == 0:
+            del lines[at : at + rng.randrange(1, 4)]
+        elif kind == 1:
+            lines[at:at] = lines[at : at + rng.randrange(1, 4)]
+        else:
+            lines[at] = lines[at] + b"  "
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_edits_far_apart_are_re_parsed_apart_and_equal_a_fresh_parse(language: str) -> None:
+    big = sample_of(language)
+    while len(big) < 3 * reparse.SPLIT_SPAN:
+        big += b"\n" + sample_of(language)
+    parser = get_parser(language)
+    for seed in range(3):
+        new = _scattered(big, seed)
+        spans = reparse.edit_spans(big, new)
+        assert len(spans) > 1  # apart, not one span over most of the file
+        rebuilt = b""  # the spans' new bytes in place of their old ones make the new text
+        at = 0
+        for start, old_end, new_start, new_end in spans:
+            rebuilt += big[at:start] + new[new_start:new_end]
+            at = old_end
+        assert rebuilt + big[at:] == new
+        reparse.forget()
+        reparse.parse(parser, language, big, b"big", None)
+        tree = reparse.parse(parser, language, new, b"new", b"big")
+        assert str(tree.root_node) == str(parser.parse(new).root_node)
+        assert extract(language, new, base=big) == extract_uncached(language, new)
+
+
+def test_a_long_span_is_split_into_the_line_diffs_hunks() -> None:
+    big = b"".join(f"def f{i}(a):\n    return a + {i}\n\n\n".encode() for i in range(2000))
+    new = big.replace(b"return a + 3\n", b"return a - 3\n").replace(b"a + 1998", b"a + 9")
+    spans = reparse.edit_spans(big, new)
+    assert len(spans) == 2 and all(old_end - start < 100 for start, old_end, _, _ in spans)
+    assert reparse.edit_spans(big[:1000], new[:1000]) == [
+        (*reparse.edit_span(big[:1000], new[:1000])[:2],
+         reparse.edit_span(big[:1000], new[:1000])[0],
+         reparse.edit_span(big[:1000], new[:1000])[2])]  # fmt: skip

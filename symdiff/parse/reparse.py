@@ -43,9 +43,11 @@ def parse(parser: Parser, language: str, text: bytes, key: bytes | None,
     if old is not None:
         old_tree, old_text = old
         edited = old_tree.copy()  # the held tree stays as it is, for other threads and calls
-        start, old_end, new_end = edit_span(old_text, text)
-        edited.edit(start, old_end, new_end, point(old_text, start), point(old_text, old_end),
-                    point(text, new_end))  # fmt: skip
+        for start, old_end, new_start, new_end in reversed(edit_spans(old_text, text)):
+            # Back to front: an edit leaves the bytes and rows before it where they were.
+            at = point(old_text, start)
+            edited.edit(start, old_end, start + new_end - new_start, at,
+                        point(old_text, old_end), _end_point(at, text, new_start, new_end))
         tree = parser.parse(text, edited)
         if tree.root_node.has_error:
             tree = None
@@ -84,6 +86,70 @@ def forget() -> None:
     with _lock:
         _held.clear()
         _held_bytes = 0
+
+
+def edit_spans(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
+    """The edits that make `new` of `old`, in order: (start, end) in `old` and (start, end) in
+    `new`. One span from the common prefix to the common suffix; when that span is long (edits
+    at both ends of a large file), the line diff's hunks instead, so that tree-sitter re-parses
+    only around each edit."""
+    start, old_end, new_end = edit_span(old, new)
+    whole = [(start, old_end, start, new_end)]
+    if max(old_end, new_end) - start < SPLIT_SPAN:
+        return whole
+    hunks = _hunks(old[start:old_end], new[start:new_end])
+    if len(hunks) < 2:
+        return whole
+    old_lines, new_lines = _line_starts(old, start, old_end), _line_starts(new, start, new_end)
+    out = []
+    shift = 0  # new offset - old offset before the current hunk
+    for old_first, old_count, new_first, new_count in hunks:
+        if old_first + old_count >= len(old_lines) or new_first + new_count >= len(new_lines):
+            return whole
+        a, b = old_lines[old_first], old_lines[old_first + old_count]
+        c, d = new_lines[new_first], new_lines[new_first + new_count]
+        if c - a != shift:  # what lies between hunks must be the same in both texts
+            return whole
+        out.append((a, b, c, d))
+        shift += (d - c) - (b - a)
+    return out
+
+
+SPLIT_SPAN = 16 << 10  # a span at least this long is split into the line diff's hunks
+
+
+def _hunks(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
+    """(old first line, old count, new first line, new count) of each hunk, 0-based lines of
+    the two texts as given; an insertion's first line is the line it goes before."""
+    import pygit2  # the diffs layer's engine; loaded only for a long span
+
+    patch = pygit2.Patch.create_from(old, new, context_lines=0)
+    out = []
+    for h in patch.hunks:
+        old_first = h.old_start - 1 if h.old_lines else h.old_start
+        new_first = h.new_start - 1 if h.new_lines else h.new_start
+        out.append((old_first, h.old_lines, new_first, h.new_lines))
+    return out
+
+
+def _line_starts(text: bytes, start: int, end: int) -> list[int]:
+    """Offsets in `text` of the lines of `text[start:end]` (which begins a line), and `end`."""
+    out = [start]
+    at = text.find(b"\n", start, end)
+    while at != -1:
+        out.append(at + 1)
+        at = text.find(b"\n", at + 1, end)
+    if out[-1] != end:
+        out.append(end)
+    return out
+
+
+def _end_point(at: tuple[int, int], text: bytes, start: int, end: int) -> tuple[int, int]:
+    """Where text[start:end], placed at point `at`, ends (row, byte column)."""
+    rows = text.count(b"\n", start, end)
+    if not rows:
+        return at[0], at[1] + end - start
+    return at[0] + rows, end - (text.rfind(b"\n", start, end) + 1)
 
 
 def edit_span(old: bytes, new: bytes) -> tuple[int, int, int]:
