@@ -1,4 +1,5 @@
-"""Rename detection as git does it (`diff -M`, diffcore-rename.c and diffcore-delta.c); pure.
+"""Rename detection as git does it (`diff -M`, diffcore-rename.c and diffcore-delta.c); pure
+(what it holds between calls is by content, so it answers the same).
 
 libgit2's `find_similar` scores similarity with its own signature, so near git's 50% line it
 pairs files git leaves apart and the reverse (2 of 2,355 records over elixir's newest 1,000
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import add, mul
 
+from symdiff.diffs.blobid import blob_id
 from symdiff.git.lru import Lru
 
 MAX_SCORE = 60_000
@@ -33,9 +35,9 @@ _HASHBASE = 107_927
 _BASENAME_SCORE = MIN_SCORE + (MAX_SCORE - MIN_SCORE) // 2  # 75%
 _REGULAR = (0o100644, 0o100755)
 
-# By blob id, so asking again (`against` twice, a file edited in between) hashes only the new
-# blobs and scores only the new pairs. A held span costs ~120 bytes: at most ~16 MB of spans
-# (some 280 source files of Django's sizes) and ~6 MB of scores.
+# By the blob id of the bytes, so asking again (`against` twice, a file edited in between)
+# hashes only the new blobs and scores only the new pairs. A held span costs ~120 bytes: at
+# most ~16 MB of spans (some 280 source files of Django's sizes) and ~7 MB of scores.
 _held_spans: Lru[str, dict[int, int]] = Lru(entries=4096, weight=1 << 17, weigh=len)
 _held_scores: Lru[tuple[str, str], int] = Lru(entries=1 << 14)
 
@@ -128,35 +130,50 @@ def _sizes_allow(src_size: int, dst_size: int, minimum: int) -> bool:
 
 def _scores(pairs: list[tuple[Side, Side]], *, minimum: int) -> list[int]:
     """git's `estimate_similarity` of each (source, destination): 0 when the sizes alone rule
-    the pair out; the span hashes of the files that need them computed together."""
-    out = [_held_scores.get((src.oid, dst.oid)) if _sizes_allow(src.size, dst.size, minimum)
-           else 0 for src, dst in pairs]  # fmt: skip
-    todo = [i for i, score in enumerate(out) if score is None]
-    spans = _spans_by_id([side for i in todo for side in pairs[i]])
-    for i in todo:
-        src, dst = pairs[i]
-        s, d = spans[src.oid], spans[dst.oid]
+    the pair out; the span hashes of the files that need them computed together.
+
+    Held by the blob ids of the bytes scored, not by the sides' ids: a file read while it
+    changes may not hold what its id names, and must not leave a wrong score for that id.
+    """
+    ids: dict[int, str] = {}  # id(side) -> the blob id of its bytes, each hashed once a call
+
+    def key(side: Side) -> str:
+        found = ids.get(id(side))
+        if found is None:
+            found = ids[id(side)] = blob_id(side.data or b"")
+        return found
+
+    out = [0] * len(pairs)
+    todo: list[tuple[int, tuple[str, str]]] = []
+    for i, (src, dst) in enumerate(pairs):
+        if _sizes_allow(src.size, dst.size, minimum):
+            both = key(src), key(dst)
+            held = _held_scores.get(both)
+            if held is None:
+                todo.append((i, both))
+            else:
+                out[i] = held
+    spans = _spans_by_id({k: side.data or b"" for i, both in todo
+                          for k, side in zip(both, pairs[i], strict=True)})  # fmt: skip
+    for i, both in todo:
+        s, d = spans[both[0]], spans[both[1]]
         common = list(s.keys() & d.keys())
         copied = sum(map(min, map(s.__getitem__, common), map(d.__getitem__, common)))
-        score = copied * MAX_SCORE // max(src.size, dst.size)
-        _held_scores.put((src.oid, dst.oid), score)
-        out[i] = score
-    return [score or 0 for score in out]
+        out[i] = copied * MAX_SCORE // max(pairs[i][0].size, pairs[i][1].size)
+        _held_scores.put(both, out[i])
+    return out
 
 
-def _spans_by_id(sides: list[Side]) -> dict[str, dict[int, int]]:
-    """blob id -> span hashes of each side (all are read: None data only where size 0 rules a
-    pair out before); the blobs not held yet hashed together."""
+def _spans_by_id(texts: dict[str, bytes]) -> dict[str, dict[int, int]]:
+    """blob id -> span hashes of each text; the texts not held yet hashed together."""
     found: dict[str, dict[int, int]] = {}
     todo: dict[str, bytes] = {}
-    for side in sides:
-        if side.oid in found or side.oid in todo:
-            continue
-        held = _held_spans.get(side.oid)
+    for oid, data in texts.items():
+        held = _held_spans.get(oid)
         if held is None:
-            todo[side.oid] = side.data or b""
+            todo[oid] = data
         else:
-            found[side.oid] = held
+            found[oid] = held
     for oid, spans in zip(todo, _span_hashes(list(todo.values())), strict=True):
         _held_spans.put(oid, spans)
         found[oid] = spans
