@@ -119,6 +119,19 @@ def test_every_record_agrees_with_git(project: Path, ref: str) -> None:
     assert not any(p.endswith(".log") or p.startswith("build/") for p in as_numstat(records))
 
 
+def test_asked_again_after_edits_agrees_with_git(project: Path) -> None:
+    """A second call in the process meets the blobs, rename scores and paths the first one held
+    (by content): after a renamed file is rewritten past git's 50% and another file moves, it
+    answers as git does, and again the same."""
+    assert as_numstat(ours(project, "HEAD")) == oracle(project, "HEAD")
+    (project / "src" / "moved.py").write_text(BIG[: len(BIG) // 3] + "x = 1\n" * 80)
+    (project / "numbers.txt").rename(project / "digits.txt")
+    expected = oracle(project, "HEAD")
+    assert expected["src/moved.py"][2] is None and expected["digits.txt"][2] == "data.txt"
+    assert as_numstat(ours(project, "HEAD")) == expected
+    assert as_numstat(ours(project, "HEAD")) == expected
+
+
 def test_a_sha_and_the_record_shape(project: Path) -> None:
     sha = git(project, "rev-parse", "HEAD~1").strip()
     records = ours(project, sha)

@@ -39,5 +39,16 @@ def classify(path: str, extra_patterns: Sequence[str] = ()) -> Scope:
 
     Extra patterns (gitignore syntax) add conventions; a `!pattern` takes a path back to `impl`.
     """
-    spec = _spec(tuple(extra_patterns))
-    return Scope.TEST if spec.match_file(path) else Scope.IMPL
+    return _classify(path, tuple(extra_patterns))
+
+
+def forget() -> None:
+    """Drop the paths classified (for benchmarks: a run as the first one)."""
+    _classify.cache_clear()
+
+
+# Matching a path tries each of some sixty patterns; a record's path is classified when it is
+# selected and again when it is built, and `against` asked again meets the same paths.
+@lru_cache(maxsize=8192)
+def _classify(path: str, extra: tuple[str, ...]) -> Scope:
+    return Scope.TEST if _spec(extra).match_file(path) else Scope.IMPL
