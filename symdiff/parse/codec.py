@@ -112,13 +112,18 @@ def decode(data: bytes) -> tuple[Symbol, ...]:
 Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 
 
-def encode_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes:
-    """The stored form of one change between two blobs: its line counts and symbol changes."""
+def raw_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes:
+    """The uncompressed form of one change between two blobs: line counts, symbol changes."""
     rows = [[c.name, c.kind, c.change_type.value, c.start_line, c.end_line, c.renamed_from,
              c.renamed_to] for c in changes]  # fmt: skip
     text = json.dumps([PAIR_FORMAT, added, removed, rows], separators=(",", ":"),
                       ensure_ascii=False)  # fmt: skip
-    return pack(text.encode())
+    return text.encode()
+
+
+def encode_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes:
+    """The stored form of one change between two blobs: its line counts and symbol changes."""
+    return pack(raw_pair(added, removed, changes))
 
 
 def decode_pair(data: bytes) -> Pair:

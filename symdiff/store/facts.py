@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import Connection, delete, exists, not_, select, tuple_, union
 
+from symdiff.parse import codec
 from symdiff.store import tables as t
 from symdiff.store.engine import insert_ignore
 
@@ -85,13 +86,16 @@ def load(conn: Connection, extractor: str, kind: str,
     return out
 
 
-Offer = tuple[bytes, bytes | None, str | None, int]  # whole, delta (or None), base blob, depth
+# What to store: the raw form (codec.raw), and for a delta its base's raw form, base blob and
+# depth; `save` packs it as a delta, or whole when the base row is not there.
+Offer = tuple[bytes, bytes | None, str | None, int]
 
 
 def save(conn: Connection, extractor: str, kind: str,
          rows: Mapping[tuple[str, str], Offer], now_us: int) -> int:  # fmt: skip
-    """Store rows by (language, blob), bases before the deltas on them; a row already there
-    stays, and a delta whose base row is not there is stored whole. Returns rows offered."""
+    """Store rows by (language, blob), bases before the deltas on them, each packed here; a row
+    already there stays, and a delta whose base row is not there is stored whole. Returns
+    rows offered."""
     if not rows:
         return 0
     ids = set_ids(conn, extractor, {(language, kind) for language, _ in rows}, create=True)
@@ -101,14 +105,15 @@ def save(conn: Connection, extractor: str, kind: str,
         base_ids = _row_ids(conn, ids, kind, {(key[0], offer[2]) for key, offer in level.items()
                                               if offer[1] is not None and offer[2] is not None})
         values = []
-        for (language, blob), (whole, delta, base, _) in sorted(level.items()):
+        for (language, blob), (raw, base_raw, base, _) in sorted(level.items()):
             base_id = None if base is None else base_ids.get((language, base))
-            if delta is None or base_id is None:
-                values.append({"blob": blob, "set_id": ids[(language, kind)], "data": whole,
-                               "base": None, "depth": 0, "day": day})  # fmt: skip
+            if base_raw is None or base_id is None:
+                values.append({"blob": blob, "set_id": ids[(language, kind)],
+                               "data": codec.pack(raw), "base": None, "depth": 0, "day": day})
             else:
-                values.append({"blob": blob, "set_id": ids[(language, kind)], "data": delta,
-                               "base": base_id, "depth": depth, "day": day})  # fmt: skip
+                values.append({"blob": blob, "set_id": ids[(language, kind)],
+                               "data": codec.pack(raw, base_raw), "base": base_id,
+                               "depth": depth, "day": day})  # fmt: skip
         for i in range(0, len(values), _CHUNK):
             insert_ignore(conn, t.blob_facts, values[i : i + _CHUNK], ["blob", "set_id"])
     return len(rows)

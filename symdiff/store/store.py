@@ -480,12 +480,8 @@ class Store:
             base_raw = None if base is None else raw((key[0], base))
             own = raw(key)
             assert own is not None  # fresh symbols are known
-            whole = codec.pack(own)
-            if base_raw is None:
-                symbols[key] = (whole, None, None, 0)
-            else:
-                symbols[key] = (whole, codec.pack(own, base_raw), base, shelf.depth(key))
-        changes = {(language, facts.pair_blob(old, new)): (codec.encode_pair(*pair), None, None, 0)
+            symbols[key] = (own, base_raw, base, 0 if base_raw is None else shelf.depth(key))
+        changes = {(language, facts.pair_blob(old, new)): (codec.raw_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
