@@ -426,7 +426,7 @@ def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> 
         ids[language.node_kind_for_id(kind_id) or ""].append(kind_id)
     fields: dict[int, tuple[int, int, str, bool]] = {}
     sep = family.join.sep if isinstance(family.join, _JoinWith) else ""
-    plain = family.header_from_bytes and sep and family.mask is None and not family.leading
+    plain = family.header_from_bytes and sep != "" and family.mask is None and not family.leading
     for kind, handler in family.handlers.items():
         if plain and isinstance(handler, _FieldDef):
             name_id = language.field_id_for_name(handler.name)
@@ -526,7 +526,7 @@ def _record(walk: _Walk, plan: _Keywords, node: Node, known: tuple[int, int, str
             headers.clear()
         header = headers[raw] = _header(raw, canonical)
     signature, kept, lines = header
-    if kept <= hole - start + 1:  # the name is the last thing before the body: ask the tree
+    if kept <= hole - start + 1 or lines < 0:  # the tree tells where the header ends (_header)
         return None
     name = source[hole:hole_end].decode("utf-8", "replace")
     if methods and scope[1] in CLASSLIKE:
