@@ -465,7 +465,8 @@ def _by_keyword(walk: _Walk, plan: _Keywords, root: Node, top: Enclosing) -> lis
         map(_MATCH_START, itertools.chain.from_iterable(f.finditer(source) for f in plan.finders))
     )
     handlers, fields = plan.handlers, plan.fields
-    inside: tuple[int, Node, _Scope] = (root.end_byte + 1, root, top)
+    # The root's entry outlasts every keyword, even one in text after the root's last byte.
+    inside: tuple[int, Node, _Scope] = (len(source) + 1, root, top)
     stack = [inside]
     for at in hits:
         while at >= inside[0]:
