@@ -13,12 +13,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import itertools
 import operator
 import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
@@ -26,7 +27,6 @@ from symdiff.model import Symbol
 
 # Bytes that open a comment in some supported language; a header without any has none.
 COMMENT_MARKS = (b"#", b"//", b"/*", b"(*")
-_COMMENT_MARK = re.compile(b"|".join(re.escape(m) for m in COMMENT_MARKS))
 
 # Kinds whose functions are methods.
 CLASSLIKE = frozenset({"class", "struct", "interface", "trait", "enum", "impl", "object"})
@@ -75,6 +75,9 @@ class Family:
     handlers: dict[str, Handler]
     join: Joiner
     comments: frozenset[str] = frozenset({"comment"})
+    # Bytes that open the language's comments (COMMENT_MARKS covers every language's): a header
+    # without any has no comment to cut. Python's own (`#`) spare its `f(*args)` the search.
+    comment_marks: tuple[bytes, ...] = COMMENT_MARKS
     wrappers: frozenset[str] = frozenset()
     leading: frozenset[str] = frozenset()
     prefix: Callable[[Node], str | None] = field(default=lambda _root: None)
@@ -90,17 +93,15 @@ class Family:
     # The canonical form of a header's text, where the language writes one header two ways:
     # one quote style for literals (Python, JS/TS), `, do:` vs `do` (Elixir), `=` vs `<-` (R).
     canonical: Callable[[str], str] | None = None
-    # Where definitions can sit, for a language whose definitions are statements (Python): the
-    # walk then enters only these nodes, skipping the expressions that are most of a tree.
-    containers: frozenset[str] = frozenset()
-    # Bytes that every definition's text holds (Python: `def`, `class`): the walk steps from
-    # one to the next, down through `containers` only. Without keywords, the query finds them.
+    # Words of which every definition has one as its own token, a child of its node (Python:
+    # `def`, `class`): in a tree without errors, the walk goes from one occurrence of a word
+    # in the source to the next (`_by_keyword`). Without keywords, the query finds them.
     keywords: tuple[bytes, ...] = ()
-    # Whether a header with no comment mark (COMMENT_MARKS covers all of the language's
-    # comments) has only whitespace between its body and the node before it, so that the
-    # header's end can be read from the source instead of the tree (Python: its other extra,
-    # a line continuation `\`, ends on the line of its backslash either way). Names (the cut)
-    # must hold no newline.
+    # Whether a header with no comment mark (`comment_marks`) has only whitespace between its
+    # body and the node before it, and its body never opens with a token, so that the header's
+    # end can be read from the source instead of the tree (Python: its other extra, a line
+    # continuation `\`, ends on the line of its backslash either way; a block opens with a
+    # statement). Names (the cut) must hold no newline.
     header_from_bytes: bool = False
     # The query that finds candidate nodes, when a predicate can drop in C most of the nodes
     # whose handler would return None (Elixir: every expression is a call); default: every node
@@ -110,11 +111,17 @@ class Family:
 
 def join_with(sep: str) -> Joiner:
     """A joiner that puts `sep` between a parent's qualified name and a child's name."""
+    return _JoinWith(sep)
 
-    def join(scope: Enclosing, name: str) -> str:
-        return name if scope.name is None else f"{scope.name}{sep}{name}"
 
-    return join
+@dataclass(frozen=True, slots=True)
+class _JoinWith:
+    """`join_with`'s joiner; the keyword walk reads its `sep` and joins names itself."""
+
+    sep: str
+
+    def __call__(self, scope: Enclosing, name: str) -> str:
+        return name if scope.name is None else f"{scope.name}{self.sep}{name}"
 
 
 def text(node: Node | None) -> str:
@@ -246,39 +253,31 @@ class _Walk:
             (root.end_byte + 1, Enclosing(prefix, "module" if prefix else None))
         ]
         bound = _BOUND.get(id(query))
-        handlers = (
-            bound[2] if bound is not None and bound[0] is query and bound[1] is self.family
-            else self.family.handlers
-        )  # fmt: skip
-        found_nodes: Iterable[tuple[Node, Node | None, str]]
-        if self.family.keywords and not root.has_error:
+        if bound is not None and (bound.query is not query or bound.family is not self.family):
+            bound = None
+        if bound is not None and bound.keywords is not None and not root.has_error:
             # A tree with errors may hold a definition anywhere: the query finds it there.
-            found_nodes = _statements(root, self.source, self.family)
-        else:
-            # The query finds candidate nodes in C; walking every node in Python is 6x slower.
-            captured = QueryCursor(query).captures(root).get("def", [])
-            captured.sort(key=lambda n: (n.start_byte, -n.end_byte))
-            found_nodes = ((node, None, node.type) for node in captured)
-        for node, parent, kind in found_nodes:
+            return _by_keyword(self, bound.keywords, root, open_enclosings[0][1])
+        handlers = self.family.handlers if bound is None else bound.handlers
+        # The query finds candidate nodes in C; walking every node in Python is 6x slower.
+        captured = QueryCursor(query).captures(root).get("def", [])
+        captured.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        for node in captured:
             start = node.start_byte
             while start >= open_enclosings[-1][0]:
                 open_enclosings.pop()
             scope = open_enclosings[-1][1]
-            found = handlers[kind](node, scope)
+            found = handlers[node.type](node, scope)
             if found is not None:
-                inner = self._emit(node, scope, self._lead(node, parent), found)
+                inner = self.emit(node, scope, self.lead(node), found)
                 open_enclosings.append(((found.end or node).end_byte, inner))
         self.out.sort(key=_START_LINE)
         return self.out
 
-    def _lead(self, node: Node, parent: Node | None) -> tuple[Node, ...]:
-        """What leads a definition: its outermost wrapper, or attributes/decorators before it.
-
-        `parent` is the node's parent when the walk knows it (None: ask the tree, which walks
-        down from the root to answer).
-        """
+    def lead(self, node: Node) -> tuple[Node, ...]:
+        """What leads a definition: its outermost wrapper, or attributes/decorators before it."""
         target = node
-        above = node.parent if parent is None else parent
+        above = node.parent
         while above is not None and above.type in self.family.wrappers:
             target, above = above, above.parent
         if not self.family.leading:
@@ -296,7 +295,8 @@ class _Walk:
             return (*reversed(run), target)
         return (target,) if target is not node else ()
 
-    def _emit(self, node: Node, scope: Enclosing, lead: tuple[Node, ...], found: Def) -> Enclosing:
+    def emit(self, node: Node, scope: Enclosing, lead: tuple[Node, ...], found: Def) -> Enclosing:
+        """Record the definition a handler `found` at `node`; the scope of what it holds."""
         family = self.family
         qname = found.name if found.absolute else family.join(scope, found.name)
         if not found.emit:
@@ -311,7 +311,7 @@ class _Walk:
         cut = found.cut
         # Most headers hold no comment and one cut (the name): then the signature is cut with
         # no search for comment nodes, and comes from a cache by the header's bytes.
-        commented = _COMMENT_MARK.search(source, start, stop) is not None
+        commented = _marks(family.comment_marks).search(source, start, stop) is not None
         ends_at = -1
         if not commented and len(cut) == 1 and start <= cut[0].start_byte < stop:
             hole = cut[0].start_byte
@@ -330,17 +330,13 @@ class _Walk:
         if body is None:
             header_end = _end_line(node)
         elif ends_at < 0 or self.exact:
-            header_end = self._header_end(body)
+            header_end = self.header_end(body)
         else:
             # No comment in the header: only whitespace lies between the body and the node
             # before it (`prev_sibling`, which asks the tree for the parent, costs more than
             # the rest of a definition), so the header ends on the line of its last byte that
-            # is not blank. Unless the body opens with a token (`_header_end`).
-            first = body.child(0) if body.child_count else None
-            if first is not None and not first.is_named:
-                header_end = first.start_point.row + 1
-            else:
-                header_end = start_row + 1 + ends_at
+            # is not blank (`Family.header_from_bytes`).
+            header_end = start_row + 1 + ends_at
         self.out.append(
             _symbol(
                 qname,
@@ -356,7 +352,7 @@ class _Walk:
         )
         return Enclosing(found.scope_name or qname, found.kind)
 
-    def _header_end(self, body: Node) -> int:
+    def header_end(self, body: Node) -> int:
         """The last line of the header before `body`, as the tree tells it."""
         first = body.child(0) if body.child_count else None
         if first is not None and not first.is_named:
@@ -408,70 +404,166 @@ class _Walk:
                 stack.append(child)
 
 
-def _statements(root: Node, source: bytes, family: Family) -> list[tuple[Node, Node, str]]:
-    """The nodes under `root` that have a handler, each with its parent and type, in order.
+class _Keywords(NamedTuple):
+    """What the keyword walk needs of a family, in its language's node kind ids."""
 
-    Every definition's text holds one of the family's `keywords` (Python: `def`, `class`), and
-    so does each node above it. So the walk does not visit statements one by one: it takes the
-    keywords in the source in order and steps down to each from the innermost open container,
-    one `goto_first_child_for_byte` per level (C scans the children). A node on the way that
-    has a handler is found; a container is entered; any other node ends the descent, and the
-    keywords inside it (a word in a string, `default`) are skipped with it. A definition's first
-    keyword is its own token (`def`, `async def`, `class`), so the descent stops at it too.
-    Keywords come in document order, so definitions come out in preorder, each once: exactly
-    the nodes that a walk entering every container would meet.
+    finders: tuple[re.Pattern[bytes], ...]  # one per keyword: the word on its own
+    handlers: dict[int, Handler]  # bound to the language
+    # The definitions recorded without their handler: (name field, body field, kind, whether
+    # it is a method inside a class-like) of each `field_def`, when the family reads headers
+    # from bytes, joins names with a separator and has no mask and no leading nodes.
+    fields: dict[int, tuple[int, int, str, bool]]
+    wrappers: frozenset[int]
+    sep: str
+
+
+def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> _Keywords | None:
+    """The keyword walk's view of `family` (None: the family has no keywords)."""
+    if not family.keywords:
+        return None
+    ids: dict[str, list[int]] = collections.defaultdict(list)
+    for kind_id in range(language.node_kind_count):  # an aliased type has several ids
+        ids[language.node_kind_for_id(kind_id) or ""].append(kind_id)
+    fields: dict[int, tuple[int, int, str, bool]] = {}
+    sep = family.join.sep if isinstance(family.join, _JoinWith) else ""
+    plain = family.header_from_bytes and sep != "" and family.mask is None and not family.leading
+    for kind, handler in family.handlers.items():
+        if plain and isinstance(handler, _FieldDef):
+            name_id = language.field_id_for_name(handler.name)
+            body_id = language.field_id_for_name(handler.body)
+            if name_id is not None and body_id is not None:
+                known = (name_id, body_id, handler.kind, handler.methods)
+                fields.update(dict.fromkeys(ids[kind], known))
+    # A keyword is a word of its own: `def` in `undefined` or `default` is none.
+    finders = tuple(
+        re.compile(re.escape(w) + rb"(?<!\w" + re.escape(w) + rb")(?!\w)")  # literal first: fast
+        for w in family.keywords
+    )
+    return _Keywords(
+        finders,
+        {kind_id: handler for kind, handler in bound.items() for kind_id in ids[kind]},
+        fields,
+        frozenset(kind_id for kind in family.wrappers for kind_id in ids[kind]),
+        sep,
+    )
+
+
+_Scope = tuple[str | None, str | None]  # an Enclosing's fields: the walk makes one per definition
+
+
+def _by_keyword(walk: _Walk, plan: _Keywords, root: Node, top: Enclosing) -> list[Symbol]:
+    """The definitions under `root`, a tree without errors, found from their keywords.
+
+    Each definition's own keyword (Python: `def`, `class`) is a token of its node, so the
+    smallest named node around an occurrence of a keyword in the source is the definition that
+    it opens, or something else to skip (a string, a comment): one C call per keyword, and the
+    statements between are never visited. Keywords come in document order, so definitions come
+    in preorder and the ones still open are a stack by end byte.
     """
-    handlers, containers = family.handlers, family.containers
-    found: list[tuple[Node, Node, str]] = []
-    hits = sorted(m.start() for word in family.keywords for m in _finder(word).finditer(source))
-    cursor = root.walk()
-    parents, ends = [root], [root.end_byte]
-    pos = 0  # keywords before this byte are done
+    source = walk.source
+    hits = sorted(
+        map(_MATCH_START, itertools.chain.from_iterable(f.finditer(source) for f in plan.finders))
+    )
+    handlers, fields = plan.handlers, plan.fields
+    # The root's entry outlasts every keyword, even one in text after the root's last byte.
+    inside: tuple[int, Node, _Scope] = (len(source) + 1, root, top)
+    stack = [inside]
     for at in hits:
-        if at < pos:
+        while at >= inside[0]:
+            stack.pop()
+            inside = stack[-1]
+        node = inside[1].named_descendant_for_byte_range(at, at + 1)
+        if node is None:
             continue
-        while at >= ends[-1]:
-            if len(parents) == 1:
-                return found  # past the end of the tree
-            cursor.goto_parent()
-            parents.pop()
-            ends.pop()
-        pos = at + 1
-        while cursor.goto_first_child_for_byte(at) is not None:
-            node = cursor.node
-            assert node is not None  # a cursor always stands on a node
-            if node.start_byte > at:  # the keyword lies between children: not in a node
-                cursor.goto_parent()
-                break
-            kind = node.type
-            if kind in containers:
-                if kind in handlers:
-                    found.append((node, parents[-1], kind))
-                parents.append(node)
-                ends.append(node.end_byte)
-                if kind in handlers:
-                    break  # the keyword is this definition's own
+        kind_id = node.kind_id
+        handler = handlers.get(kind_id)
+        if handler is None:
+            continue
+        scope = inside[2]
+        known = fields.get(kind_id)
+        inner = None if known is None else _record(walk, plan, node, known, scope)
+        if inner is None:  # not a field_def, or a header with a comment: the general way
+            enclosing = Enclosing(*scope)
+            found = handler(node, enclosing)
+            if found is None:
                 continue
-            if kind in handlers:
-                found.append((node, parents[-1], kind))
-            pos = max(pos, node.end_byte)
-            cursor.goto_parent()
-            break
-    return found
+            inner = walk.emit(node, enclosing, walk.lead(node), found)
+            if found.end is not None:  # it runs on past its node: look for the rest from the root
+                inside = (found.end.end_byte, root, inner)
+                stack.append(inside)
+                continue
+        inside = (node.end_byte, node, inner)
+        stack.append(inside)
+    walk.out.sort(key=_START_LINE)
+    return walk.out
+
+
+def _record(walk: _Walk, plan: _Keywords, node: Node, known: tuple[int, int, str, bool],
+            scope: _Scope) -> _Scope | None:  # fmt: skip
+    """`walk.emit` for a `field_def` whose header holds no comment, read from the bytes and
+    the header table (`Family.header_from_bytes`); None when it takes the general way."""
+    name_id, body_id, kind, methods = known
+    name_node = node.child_by_field_id(name_id)
+    body = node.child_by_field_id(body_id)
+    if name_node is None or body is None:
+        return None
+    first = node  # the outermost wrapper, if any (no leading nodes in such a family)
+    above = node.parent
+    while above is not None and above.kind_id in plan.wrappers:
+        first, above = above, above.parent
+    start, hole, hole_end, stop = (
+        first.start_byte, name_node.start_byte, name_node.end_byte, body.start_byte
+    )  # fmt: skip
+    if not start <= hole < stop:
+        return None
+    source, canonical = walk.source, walk.family.canonical
+    raw = source[start:hole] + b" " + source[hole_end:stop]
+    headers = _HEADERS[canonical]
+    header = headers.get(raw)
+    if header is None:
+        if _marks(walk.family.comment_marks).search(raw) is not None:
+            return None
+        if len(headers) >= _HEADERS_HELD:
+            headers.clear()
+        header = headers[raw] = _header(raw, canonical)
+    signature, kept, lines = header
+    if kept <= hole - start + 1 or lines < 0:  # the tree tells where the header ends (_header)
+        return None
+    name = source[hole:hole_end].decode("utf-8", "replace")
+    if methods and scope[1] in CLASSLIKE:
+        kind = "method"
+    qname = name if scope[0] is None else f"{scope[0]}{plan.sep}{name}"
+    start_row = first.start_point[0]
+    walk.out.append(
+        _symbol(
+            qname, kind, start_row + 1, _end_line(node), start_row + 1 + lines, signature,
+            scope[0], start, node.end_byte,
+        )
+    )  # fmt: skip
+    return qname, kind
 
 
 @functools.cache
-def _finder(word: bytes) -> re.Pattern[bytes]:
-    return re.compile(re.escape(word))
+def _marks(marks: tuple[bytes, ...]) -> re.Pattern[bytes]:
+    return re.compile(b"|".join(re.escape(m) for m in marks))
 
 
 _START_LINE = operator.attrgetter("start_line")
+_MATCH_START = re.Match.start
 
-# Symbol's own __init__ sets each field through object.__setattr__ (it is frozen), which costs
-# more than the rest of a definition's record; the slots' setters fill the same fields.
-_NAME, _KIND, _START, _END, _HEADER, _SIGNATURE, _PARENT, _START_BYTE, _END_BYTE = (
-    getattr(Symbol, f.name).__set__ for f in dataclasses.fields(Symbol)
-)
+
+class _Unfrozen:
+    """Symbol's slots without its frozen `__setattr__`.
+
+    Symbol's own __init__ sets each field through object.__setattr__ (it is frozen), which
+    costs more than the rest of a definition's record. An _Unfrozen is filled by plain
+    attribute stores and then becomes a Symbol by assigning its class: the two classes have the
+    same slots, so the same layout, which is what Python checks before it lets the class change.
+    """
+
+    __slots__ = Symbol.__slots__
+
+
 assert not hasattr(Symbol, "__post_init__") and len(dataclasses.fields(Symbol)) == 9
 
 
@@ -487,17 +579,18 @@ def _symbol(
     end_byte: int,
 ) -> Symbol:
     """`Symbol(...)` with every field given, built without the frozen class's __init__."""
-    symbol: Symbol = object.__new__(Symbol)
-    _NAME(symbol, name)
-    _KIND(symbol, kind)
-    _START(symbol, start_line)
-    _END(symbol, end_line)
-    _HEADER(symbol, header_end_line)
-    _SIGNATURE(symbol, signature)
-    _PARENT(symbol, parent)
-    _START_BYTE(symbol, start_byte)
-    _END_BYTE(symbol, end_byte)
-    return symbol
+    symbol = _Unfrozen()
+    symbol.name = name  # type: ignore[attr-defined]
+    symbol.kind = kind  # type: ignore[attr-defined]
+    symbol.start_line = start_line  # type: ignore[attr-defined]
+    symbol.end_line = end_line  # type: ignore[attr-defined]
+    symbol.header_end_line = header_end_line  # type: ignore[attr-defined]
+    symbol.signature = signature  # type: ignore[attr-defined]
+    symbol.parent = parent  # type: ignore[attr-defined]
+    symbol.start_byte = start_byte  # type: ignore[attr-defined]
+    symbol.end_byte = end_byte  # type: ignore[attr-defined]
+    symbol.__class__ = Symbol  # type: ignore[assignment]
+    return cast(Symbol, symbol)
 
 
 def _end_line(node: Node) -> int:
@@ -554,13 +647,21 @@ def definition_query(family: Family, language: Language) -> Query:
         kind: handler.bind(language) if isinstance(handler, _FieldDef) else handler
         for kind, handler in family.handlers.items()
     }
-    with _BOUND_LOCK:
-        _BOUND[id(query)] = (query, family, bound)  # holds the query: its id stays its own
+    with _BOUND_LOCK:  # holds the query: its id stays its own
+        _BOUND[id(query)] = _Bound(query, family, bound, _keywords(family, language, bound))
     return query
 
 
-# id(query) -> (the query, its family, the family's handlers bound to the query's language).
-_BOUND: dict[int, tuple[Query, Family, dict[str, Handler]]] = {}
+class _Bound(NamedTuple):
+    """A query made by `definition_query`, with what `walk` needs of its family."""
+
+    query: Query
+    family: Family
+    handlers: dict[str, Handler]  # bound to the query's language
+    keywords: _Keywords | None
+
+
+_BOUND: dict[int, _Bound] = {}
 _BOUND_LOCK = threading.Lock()
 
 
