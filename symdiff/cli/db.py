@@ -45,7 +45,10 @@ def _mb(n: int | None) -> str:
 @keep_option
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def gc_cmd(root: str | None, db: str | None, keep: str | None, as_json: bool) -> None:
-    """Delete records older than --keep (with their symbols) and the snapshots nothing needs.
+    """Delete records older than --keep, and the snapshots and stored symbols nothing needs.
+
+    A record goes with its symbol rows; the stored symbols of blobs (symbols by content) go
+    when another extractor version made them, or when nothing names their blob any more.
 
     Safe while a daemon records and readers read; a named reader's unread records stay. On
     SQLite the freed room goes back to the file system; a database made before symdiff did
@@ -63,6 +66,7 @@ def gc_cmd(root: str | None, db: str | None, keep: str | None, as_json: bool) ->
         return
     cutoff = datetime.fromtimestamp(report.cutoff_us / 1e6, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     click.echo(f"collected {report.records} records ({report.symbol_rows} symbol rows) "
-               f"observed before {cutoff} and {report.blobs} snapshots; database "
+               f"observed before {cutoff}, {report.blobs} snapshots and {report.facts} stored "
+               f"symbol sets; database "
                f"{_mb(report.size_before)} -> {_mb(report.size_after)} "
                f"({report.vacuum}, {report.seconds:.1f} s)")
