@@ -15,7 +15,7 @@ import hashlib
 import heapq
 import itertools
 import threading
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,28 +34,65 @@ _CONTENT_MISMATCH_COST = 1 << 40
 # Above this many candidate pairs in one group (thousands of same-named definitions, e.g.
 # generated code), the quadratic alignment gives way to pairing in source order.
 _ALIGN_LIMIT = 250_000
+# The end of the last span of kept lines: past any line a file can have.
+_NO_END = 1 << 62
 
 
 class _Side:
-    """One version of a file: its symbols and, on demand, the text used to compare them."""
+    """One version of a file: its symbols and, on demand, the lines each owns and the text used
+    to compare them.
+
+    Nothing is computed for every line, nor for every symbol beyond one sort: a symbol's own
+    lines are worked out when its pair is compared (from the spans painted over its own), and its
+    text only when those lines are not plainly the same on both sides (usually for the one or
+    two definitions an edit touched).
+    """
 
     def __init__(self, symbols: Sequence[Symbol], source: bytes) -> None:
         self.symbols = tuple(symbols)
-        self.lines = source.split(b"\n")
-        self._split = _split_shared_lines(self.symbols, source, self.lines)
-        self.own_lines: list[list[int]] = [[] for _ in self.symbols]
-        line_no = 1
-        for idx, run in itertools.groupby(_owners(self.symbols, len(self.lines))):
-            count = len(list(run))  # runs of one owner: a Python step per run, not per line
-            if idx >= 0:
-                self.own_lines[idx].extend(range(line_no, line_no + count))
-            line_no += count
-        if self._split.shared:
-            self.own_lines = [[n for n in own if n not in self._split.shared]
-                              for own in self.own_lines]  # fmt: skip
+        self.source = source
+        self._lines: list[bytes] | None = None
+        self._line_count = 0
+        shared = _shared_lines(self.symbols)
+        self._split = (_split_shared_lines(self.symbols, source, self.lines(), shared)
+                       if shared else _Split(source))  # fmt: skip
+        self._cuts = sorted(self._split.shared)
         self.pieces = self._split.pieces
+        self._order: list[tuple[int, int, int]] = []
+        self._rank: list[int] = []
+        self._runs: dict[int, list[tuple[int, int]]] = {}
         self._own: dict[int, tuple[bytes, ...]] = {}
         self._body: dict[int, tuple[bytes, ...]] = {}
+
+    @property
+    def line_count(self) -> int:
+        """As many lines as `source.split(b"\\n")` gives (counted, not split, when first asked)."""
+        if not self._line_count:
+            split = self._lines
+            self._line_count = len(split) if split is not None else self.source.count(b"\n") + 1
+        return self._line_count
+
+    def own_runs(self, i: int) -> list[tuple[int, int]]:
+        """Symbol i's own lines as runs (first, last): the lines of its span that no span painted
+        after it (in `_owners`' order) covers, less the shared lines."""
+        runs = self._runs.get(i)
+        if runs is None:
+            if not self._rank:
+                self._order = _paint_order(self.symbols)
+                self._rank = [0] * len(self.symbols)
+                for r, (_, _, k) in enumerate(self._order):
+                    self._rank[k] = r
+            runs = _unpainted(self._order, self._rank[i], self.line_count)
+            if self._cuts:
+                runs = _cut(runs, self._cuts)
+            self._runs[i] = runs
+        return runs
+
+    def lines(self) -> list[bytes]:
+        """The version's lines (split on `\\n` only), split when first asked for."""
+        if self._lines is None:
+            self._lines = self.source.split(b"\n")
+        return self._lines
 
     def own(self, i: int) -> tuple[bytes, ...]:
         """Symbol i's own text: its span minus nested definitions', normalised.
@@ -64,8 +101,11 @@ class _Side:
         bytes (see `_split_shared_lines`).
         """
         if i not in self._own:
-            lines = _numbered(self.lines, self.own_lines[i])
-            self._own[i] = _normalise(lines, self._split.pieces.get(i, ()))
+            lines = self.lines()
+            numbered: list[tuple[int, bytes]] = []
+            for first, last in self.own_runs(i):
+                numbered.extend(zip(range(first, last + 1), lines[first - 1 : last], strict=True))
+            self._own[i] = _normalise(numbered, self._split.pieces.get(i, ()))
         return self._own[i]
 
     def body(self, i: int) -> tuple[bytes, ...]:
@@ -73,7 +113,8 @@ class _Side:
         if i not in self._body:
             s = self.symbols[i]
             last = s.end_line
-            lines = _numbered(self.lines, range(s.header_end_line + 1, last + 1))
+            first, stop = max(s.header_end_line + 1, 1), min(last, self.line_count)
+            lines = list(zip(range(first, stop + 1), self.lines()[first - 1 : stop], strict=True))
             if last > s.header_end_line and last in self._split.shared and s.end_byte is not None:
                 # A sibling starts on the last line: that line counts only up to our end.
                 start = self._split.line_starts[last - 1]
@@ -185,14 +226,18 @@ def attribute(
     old = _Side(old_symbols, old_source)
     new = _Side(new_symbols, new_source)
     to_new_line = _line_mapper(diff)
-    pairs = _match(old, new, to_new_line)
+    unique = _unique_exact_pairs(old.symbols, new.symbols)
+    pairs = _match(old, new, to_new_line, unique)
     renames = _renames(old, new, pairs)
-    kept = _kept_lines(diff, len(old.lines))
+    kept = _kept_spans(diff)
+    untouched = _untouched(old, new, kept) if unique is not None else set()
 
     changes: list[SymbolChange] = []
     matched_old = set(pairs)
     matched_new = set(pairs.values())
     for i, j in pairs.items():
+        if i in untouched:
+            continue
         kind = _pair_change(old, new, i, j, kept)
         if kind is not None:
             changes.append(_symbol_change(new.symbols[j], kind))
@@ -233,7 +278,7 @@ def _symbol_change(
 
 
 def _pair_change(
-    old: _Side, new: _Side, i: int, j: int, kept: Sequence[int]
+    old: _Side, new: _Side, i: int, j: int, kept: _KeptSpans
 ) -> SymbolChangeType | None:
     """The change type of a matched pair, or None when it is unchanged (or merely moved)."""
     if old.symbols[i].signature != new.symbols[j].signature:
@@ -245,30 +290,124 @@ def _pair_change(
     return None
 
 
-def _kept_lines(diff: LineDiff, old_count: int) -> list[int]:
-    """For every old line number, its line number in the new version when the diff leaves it
-    untouched, else 0 (index 0 unused)."""
-    kept = [0] * (old_count + 1)
+@dataclass(frozen=True, slots=True)
+class _KeptSpans:
+    """The old lines a diff leaves untouched, as spans: old lines `starts[k]`..`stops[k] - 1`
+    are new lines `shift[k]` further on (the last span has no end)."""
+
+    starts: list[int]
+    stops: list[int]
+    shifts: list[int]
+
+    def carry(self, runs: Sequence[tuple[int, int]]) -> list[tuple[int, int]] | None:
+        """Runs of old lines as runs of new lines (adjacent ones joined), or None when a line
+        is not kept."""
+        if len(runs) == 1:  # most definitions: one run, within one span of kept lines
+            first, last = runs[0]
+            k = bisect.bisect_right(self.starts, first) - 1
+            if k >= 0 and last < self.stops[k]:
+                shift = self.shifts[k]
+                return [(first + shift, last + shift)]
+        out: list[tuple[int, int]] = []
+        for first, last in runs:
+            while first <= last:
+                k = bisect.bisect_right(self.starts, first) - 1
+                if k < 0 or first >= self.stops[k]:
+                    return None
+                end = min(last, self.stops[k] - 1)
+                shift = self.shifts[k]
+                if out and out[-1][1] + 1 == first + shift:
+                    out[-1] = (out[-1][0], end + shift)
+                else:
+                    out.append((first + shift, end + shift))
+                first = end + 1
+        return out
+
+
+def _kept_spans(diff: LineDiff) -> _KeptSpans:
+    """Where each old line the diff leaves untouched sits in the new version."""
+    spans = _KeptSpans([], [], [])
     shift = 0
     pos = 1  # the first old line not yet mapped
     for h in diff.hunks:
         first_changed = h.old_start if h.old_count else h.old_start + 1
-        stop = min(first_changed, old_count + 1)
-        kept[pos:stop] = range(pos + shift, stop + shift)
+        if pos < first_changed:
+            spans.starts.append(pos)
+            spans.stops.append(first_changed)
+            spans.shifts.append(shift)
         pos = max(pos, first_changed + h.old_count)
         shift += h.new_count - h.old_count
-    if pos <= old_count:
-        kept[pos:] = range(pos + shift, old_count + 1 + shift)
+    spans.starts.append(pos)
+    spans.stops.append(_NO_END)
+    spans.shifts.append(shift)
+    return spans
+
+
+def _kept_lines(diff: LineDiff, old_count: int) -> list[int]:
+    """For every old line number, its line number in the new version when the diff leaves it
+    untouched, else 0 (index 0 unused): `_kept_spans` spelled out line by line."""
+    kept = [0] * (old_count + 1)
+    spans = _kept_spans(diff)
+    for start, stop, shift in zip(spans.starts, spans.stops, spans.shifts, strict=True):
+        end = min(stop, old_count + 1)
+        kept[start:end] = range(start + shift, end + shift)
     return kept
 
 
-def _same_own_lines(old: _Side, new: _Side, i: int, j: int, kept: Sequence[int]) -> bool:
+def _untouched(old: _Side, new: _Side, kept: _KeptSpans) -> set[int]:
+    """Old symbols inside a span of kept lines whose pairs are plainly unchanged, found a span at
+    a time rather than a pair at a time: `_pair_change` would find nothing for them.
+
+    The caller makes sure that every (name, kind, signature) is unique on each side. Take a span
+    of old lines a..b-1 that the diff keeps as new lines a+d..b-1+d. When the symbols starting
+    in it are alike on both sides (name, kind, signature, and start and end, an end past the
+    span counting as b-1), each pairs with its like. One that also ends before b-1 (and within
+    both files) ends where its like does, and is painted over by the same spans on both sides, as
+    the spans painted after it start within it: it owns the same lines, moved by d, which is what
+    `_same_own_lines` checks. Lines shared by
+    definitions (pieces) are left to the full comparison.
+    """
+    if old.pieces or new.pieces:
+        return set()
+    out: set[int] = set()
+    olds, news = old.symbols, new.symbols
+    old_starts, old_ids = _by_start(olds)
+    new_starts, new_ids = _by_start(news)
+    old_count, new_count = old.line_count, new.line_count
+    for a, b, d in zip(kept.starts, kept.stops, kept.shifts, strict=True):
+        mine = old_ids[bisect.bisect_left(old_starts, a) : bisect.bisect_left(old_starts, b)]
+        theirs = new_ids[bisect.bisect_left(new_starts, a + d) :
+                         bisect.bisect_left(new_starts, b + d)]  # fmt: skip
+        if not mine or len(mine) != len(theirs):
+            continue
+        last = b - 1
+        if [(olds[i].start_line + d, min(olds[i].end_line, last) + d, olds[i].name, olds[i].kind,
+             olds[i].signature) for i in mine] != [
+            (news[j].start_line, min(news[j].end_line, last + d), news[j].name, news[j].kind,
+             news[j].signature) for j in theirs]:  # fmt: skip
+            continue
+        # Ending before the span's last line, a symbol ends where its like does (its end is
+        # not clipped), and so does any span starting where it does and ending before it.
+        bound = min(last, old_count + 1, new_count + 1 - d)
+        out.update(i for i in mine if olds[i].end_line < bound)
+    return out
+
+
+def _by_start(symbols: Sequence[Symbol]) -> tuple[list[int], Sequence[int]]:
+    """The symbols' start lines in order, and their indices in that order (ties by index)."""
+    starts = [sym.start_line for sym in symbols]
+    if all(x <= y for x, y in itertools.pairwise(starts)):
+        return starts, range(len(symbols))  # as extractors list them
+    ids = sorted(range(len(symbols)), key=starts.__getitem__)
+    return [starts[k] for k in ids], ids
+
+
+def _same_own_lines(old: _Side, new: _Side, i: int, j: int, kept: _KeptSpans) -> bool:
     """Whether symbol j owns exactly the lines, untouched by the diff, that symbol i owns (and
     neither owns pieces of shared lines): then `own` would build the same text on both sides."""
     if i in old.pieces or j in new.pieces:
         return False
-    mine, theirs = old.own_lines[i], new.own_lines[j]
-    return len(mine) == len(theirs) and [kept[n] for n in mine] == theirs
+    return kept.carry(old.own_runs(i)) == new.own_runs(j)
 
 
 # --- the text of a symbol ---------------------------------------------------------------------
@@ -299,9 +438,57 @@ def _owners(symbols: Sequence[Symbol], line_count: int, *, interior: bool = Fals
     return owner
 
 
-def _numbered(lines: Sequence[bytes], numbers: Iterable[int]) -> list[tuple[int, bytes]]:
-    """The lines at 1-based `numbers` (those the file has), each with its number."""
-    return [(n, lines[n - 1]) for n in numbers if 0 < n <= len(lines)]
+def _unpainted(
+    order: Sequence[tuple[int, int, int]], r: int, line_count: int
+) -> list[tuple[int, int]]:
+    """The runs (first, last) of the lines that `order[r]`'s span paints in `_owners` and that
+    no span painted after it paints over: those that start within it, as `order` is sorted by
+    start line."""
+    start, end, _ = order[r]
+    lo = start - 1 if start > 0 else 0
+    hi = end if end < line_count else line_count
+    runs: list[tuple[int, int]] = []
+    pos = lo  # 0-based: lines lo..pos-1 are settled
+    for later in range(r + 1, len(order)):
+        later_start, later_end, _ = order[later]
+        later_lo = later_start - 1 if later_start > 0 else 0
+        if later_lo >= hi or pos >= hi:
+            break  # starts past the span, or the span is all painted over already
+        later_hi = later_end if later_end < line_count else line_count
+        if later_lo >= later_hi:
+            continue  # an empty span paints nothing
+        if later_lo > pos:
+            runs.append((pos + 1, later_lo))
+        if later_hi > pos:
+            pos = later_hi
+    if pos < hi:
+        runs.append((pos + 1, hi))
+    return runs
+
+
+def _paint_order(symbols: Sequence[Symbol]) -> list[tuple[int, int, int]]:
+    """(start line, end line, index) of every symbol, in `_owners`' painting order."""
+    spans = [(sym.start_line, -sym.end_line) for sym in symbols]
+    if len(set(spans)) == len(spans):  # no two equal spans: depth never decides
+        ordered = sorted(zip(spans, itertools.count()))
+        return [(start, -neg_end, k) for (start, neg_end), k in ordered]
+    keyed = sorted((span, _depth(symbols[k]), k) for k, span in enumerate(spans))
+    return [(start, -neg_end, k) for (start, neg_end), _, k in keyed]
+
+
+def _cut(runs: list[tuple[int, int]], cuts: Sequence[int]) -> list[tuple[int, int]]:
+    """`runs` without the line numbers in `cuts` (sorted)."""
+    out = []
+    for first, last in runs:
+        k = bisect.bisect_left(cuts, first)
+        while k < len(cuts) and cuts[k] <= last:
+            if first < cuts[k]:
+                out.append((first, cuts[k] - 1))
+            first = cuts[k] + 1
+            k += 1
+        if first <= last:
+            out.append((first, last))
+    return out
 
 
 def _normalise(
@@ -337,26 +524,50 @@ class _Split:
     line_starts: Sequence[int] = ()
 
 
-def _split_shared_lines(symbols: Sequence[Symbol], source: bytes, lines: Sequence[bytes]) -> _Split:
-    """Split the lines that hold definitions side by side (minified code) between them by bytes.
+def _shared_lines(symbols: Sequence[Symbol]) -> list[int]:
+    """The lines where two definitions start or end without nesting (minified code), or none
+    when a symbol lacks its byte span."""
+    lines = [sym.start_line for sym in symbols]
+    longer = [k for k, sym in enumerate(symbols) if sym.end_line != sym.start_line]
+    lines += [symbols[k].end_line for k in longer]
+    if len(set(lines)) == len(lines):
+        return []  # no line holds two ends: nothing to look at closer
+    if any(sym.start_byte is None or sym.end_byte is None for sym in symbols):
+        return []
+    # Only the lines holding two ends: in most files, a class's and its last method's.
+    holder = [*range(len(symbols)), *longer]
+    shared = []
+    for n, times in Counter(lines).items():
+        if times > 1:
+            at = [lines.index(n)]
+            while len(at) < times:
+                at.append(lines.index(n, at[-1] + 1))
+            if not _nested([symbols[holder[p]] for p in at]):
+                shared.append(n)
+    return shared
+
+
+def _byte_spans(symbols: Sequence[Symbol]) -> list[tuple[int, int]]:
+    return [(sym.start_byte or 0, sym.end_byte or 0) for sym in symbols]
+
+
+def _split_shared_lines(
+    symbols: Sequence[Symbol], source: bytes, lines: Sequence[bytes], shared: Sequence[int]
+) -> _Split:
+    """Split the `shared` lines (`_shared_lines`) between their definitions by bytes.
 
     A line is shared when two definitions that start or end on it do not nest. Each byte of a
     shared line goes to the innermost definition whose byte span holds it (bytes between
     top-level definitions go to nobody), so an edit inside one of them modifies that one only.
     Other lines keep whole-line ownership. Without byte spans nothing is split.
     """
-    at: dict[int, list[int]] = defaultdict(list)
-    spans: list[tuple[int, int]] = []
+    at: dict[int, list[int]] = {n: [] for n in shared}
     for k, sym in enumerate(symbols):
-        if sym.start_byte is None or sym.end_byte is None:
-            return _Split(source)
-        spans.append((sym.start_byte, sym.end_byte))
-        at[sym.start_line].append(k)
-        if sym.end_line != sym.start_line:
+        if sym.start_line in at:
+            at[sym.start_line].append(k)
+        if sym.end_line != sym.start_line and sym.end_line in at:
             at[sym.end_line].append(k)
-    shared = [n for n, ks in at.items() if len(ks) > 1 and not _nested(spans, ks)]
-    if not shared:
-        return _Split(source)
+    spans = _byte_spans(symbols)
     line_starts = [0, *itertools.accumulate(len(ln) + 1 for ln in lines)]
     container = _owners(symbols, len(lines), interior=True)
     pieces: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
@@ -370,9 +581,14 @@ def _split_shared_lines(symbols: Sequence[Symbol], source: bytes, lines: Sequenc
     return _Split(source, frozenset(shared), dict(pieces), line_starts)
 
 
-def _nested(spans: Sequence[tuple[int, int]], ks: Sequence[int]) -> bool:
-    """Whether the byte spans of `ks` form one chain, each inside the one before."""
-    chain = sorted((spans[k][0], -spans[k][1]) for k in ks)
+def _nested(symbols: Sequence[Symbol]) -> bool:
+    """Whether the byte spans of `symbols` form one chain, each inside the one before."""
+    if len(symbols) == 2:  # two spans form a chain when one holds the other
+        a, b = symbols
+        a_start, a_end, b_start, b_end = (a.start_byte or 0, a.end_byte or 0, b.start_byte or 0,
+                                          b.end_byte or 0)  # fmt: skip
+        return (a_start <= b_start and b_end <= a_end) or (b_start <= a_start and a_end <= b_end)
+    chain = sorted((sym.start_byte or 0, -(sym.end_byte or 0)) for sym in symbols)
     return all(-inner[1] <= -outer[1] for outer, inner in itertools.pairwise(chain))
 
 
@@ -438,18 +654,43 @@ def _line_mapper(diff: LineDiff) -> Callable[[int], int]:
     return to_new
 
 
-def _match(old: _Side, new: _Side, to_new_line: Callable[[int], int]) -> dict[int, int]:
-    """Pair old symbols with new ones: first by (name, kind, signature), then by (name, kind)."""
-    pairs: dict[int, int] = {}
-    for key in (_exact_key, _name_key):
+def _match(
+    old: _Side,
+    new: _Side,
+    to_new_line: Callable[[int], int],
+    unique: dict[int, int] | None,
+) -> dict[int, int]:
+    """Pair old symbols with new ones: first by (name, kind, signature), then by (name, kind).
+
+    `unique`: the first pass already made, when each key is unique on each side.
+    """
+    pairs = dict(unique) if unique is not None else {}
+    for key in (_exact_key, _name_key) if unique is None else (_name_key,):
+        if len(pairs) == min(len(old.symbols), len(new.symbols)):
+            break  # one side is all paired: nothing is left to pair
         olds = _group((i for i in range(len(old.symbols)) if i not in pairs), old.symbols, key)
         taken = set(pairs.values())
         news = _group((j for j in range(len(new.symbols)) if j not in taken), new.symbols, key)
         for k, old_ids in olds.items():
             new_ids = news.get(k)
-            if new_ids:
+            if not new_ids:
+                continue
+            if len(old_ids) == 1 == len(new_ids):  # a unique name: nothing to align
+                pairs[old_ids[0]] = new_ids[0]
+            else:
                 pairs.update(_align(old_ids, new_ids, old, new, to_new_line))
     return pairs
+
+
+def _unique_exact_pairs(olds: Sequence[Symbol], news: Sequence[Symbol]) -> dict[int, int] | None:
+    """The first pass of `_match` when no (name, kind, signature) occurs twice on a side (most
+    files): each key pairs its one old and one new symbol. None when a key repeats."""
+    new_keys = [(sym.name, sym.kind, sym.signature) for sym in news]
+    new_index = dict(zip(new_keys, itertools.count()))
+    old_keys = [(sym.name, sym.kind, sym.signature) for sym in olds]
+    if len(new_index) < len(new_keys) or len(set(old_keys)) < len(old_keys):
+        return None
+    return {i: new_index[key] for i, key in enumerate(old_keys) if key in new_index}
 
 
 def _exact_key(sym: Symbol) -> Hashable:
@@ -515,13 +756,19 @@ def _renames(old: _Side, new: _Side, pairs: dict[int, int]) -> dict[tuple[str, i
     bodies such as `pass` never pair up by chance.
     """
     matched_new = set(pairs.values())
+    gone = [i for i in range(len(old.symbols)) if i not in pairs]
+    came = [j for j in range(len(new.symbols)) if j not in matched_new]
+    # Only a kind both sides have unmatched can link; the bodies of the others are not needed.
+    kinds = {old.symbols[i].kind for i in gone} & {new.symbols[j].kind for j in came}
+    if not kinds:
+        return {}
     removed = _group(
-        (i for i in range(len(old.symbols)) if i not in pairs and old.body(i)),
+        (i for i in gone if old.symbols[i].kind in kinds and old.body(i)),
         old.symbols,
         lambda s: s.kind,
     )
     added = _group(
-        (j for j in range(len(new.symbols)) if j not in matched_new and new.body(j)),
+        (j for j in came if new.symbols[j].kind in kinds and new.body(j)),
         new.symbols,
         lambda s: s.kind,
     )
