@@ -58,8 +58,9 @@ class _Side:
                        if shared else _Split(source))  # fmt: skip
         self._cuts = sorted(self._split.shared)
         self.pieces = self._split.pieces
-        self._order: list[tuple[int, int, int]] = []
+        self._by_start: tuple[list[int], Sequence[int]] | None = None
         self._rank: list[int] = []
+        self._painted: list[int] = []
         self._runs: dict[int, list[tuple[int, int]]] = {}
         self._own: dict[int, tuple[bytes, ...]] = {}
         self._body: dict[int, tuple[bytes, ...]] = {}
@@ -77,12 +78,22 @@ class _Side:
         after it (in `_owners`' order) covers, less the shared lines."""
         runs = self._runs.get(i)
         if runs is None:
-            if not self._rank:
-                self._order = _paint_order(self.symbols)
-                self._rank = [0] * len(self.symbols)
-                for r, (_, _, k) in enumerate(self._order):
-                    self._rank[k] = r
-            runs = _unpainted(self._order, self._rank[i], self.line_count)
+            starts, ids = self.by_start()
+            me = self.symbols[i]
+            at = bisect.bisect_left(starts, me.start_line)
+            later: Iterable[int]
+            if at + 1 < len(starts) and starts[at + 1] == me.start_line:
+                # Another span starts on its line (minified code): _owners' order decides.
+                if not self._painted:
+                    self._painted = _paint_order(self.symbols)
+                    self._rank = [0] * len(self._painted)
+                    for r, k in enumerate(self._painted):
+                        self._rank[k] = r
+                r = self._rank[i] + 1
+                later = (self._painted[x] for x in range(r, len(self._painted)))
+            else:  # the spans starting within it are all painted after it
+                later = ids[at + 1 : bisect.bisect_right(starts, me.end_line)]
+            runs = _unpainted(self.symbols, me, later, self.line_count)
             if self._cuts:
                 runs = _cut(runs, self._cuts)
             self._runs[i] = runs
@@ -93,6 +104,17 @@ class _Side:
         if self._lines is None:
             self._lines = self.source.split(b"\n")
         return self._lines
+
+    def by_start(self) -> tuple[list[int], Sequence[int]]:
+        """The symbols' start lines in order, and their indices in that order (ties by index)."""
+        if self._by_start is None:
+            starts = [sym.start_line for sym in self.symbols]
+            if all(x <= y for x, y in itertools.pairwise(starts)):
+                self._by_start = starts, range(len(starts))  # as extractors list them
+            else:
+                ids = sorted(range(len(starts)), key=starts.__getitem__)
+                self._by_start = [starts[k] for k in ids], ids
+        return self._by_start
 
     def own(self, i: int) -> tuple[bytes, ...]:
         """Symbol i's own text: its span minus nested definitions', normalised.
@@ -230,7 +252,7 @@ def attribute(
     pairs = _match(old, new, to_new_line, unique)
     renames = _renames(old, new, pairs)
     kept = _kept_spans(diff)
-    untouched = _untouched(old, new, kept) if unique is not None else set()
+    untouched = _untouched(old, new, kept, pairs)
 
     changes: list[SymbolChange] = []
     matched_old = set(pairs)
@@ -354,25 +376,24 @@ def _kept_lines(diff: LineDiff, old_count: int) -> list[int]:
     return kept
 
 
-def _untouched(old: _Side, new: _Side, kept: _KeptSpans) -> set[int]:
+def _untouched(old: _Side, new: _Side, kept: _KeptSpans, pairs: dict[int, int]) -> set[int]:
     """Old symbols inside a span of kept lines whose pairs are plainly unchanged, found a span at
     a time rather than a pair at a time: `_pair_change` would find nothing for them.
 
-    The caller makes sure that every (name, kind, signature) is unique on each side. Take a span
-    of old lines a..b-1 that the diff keeps as new lines a+d..b-1+d. When the symbols starting
-    in it are alike on both sides (name, kind, signature, and start and end, an end past the
-    span counting as b-1), each pairs with its like. One that also ends before b-1 (and within
-    both files) ends where its like does, and is painted over by the same spans on both sides, as
-    the spans painted after it start within it: it owns the same lines, moved by d, which is what
-    `_same_own_lines` checks. Lines shared by
-    definitions (pieces) are left to the full comparison.
+    Take a span of old lines a..b-1 that the diff keeps as new lines a+d..b-1+d, and the symbols
+    starting in it on each side, by start line. When they are alike one for one (name, kind,
+    signature, and start and end, an end past the span counting as b-1), take one that `pairs`
+    paired with its like and that ends before b-1 (and within both files): it ends where its like
+    does and is painted over by the same spans on both sides, as the spans painted after it start
+    within it. So it owns the same lines, moved by d, which is what `_same_own_lines` checks.
+    Lines shared by definitions (pieces) are left to the full comparison.
     """
     if old.pieces or new.pieces:
         return set()
     out: set[int] = set()
     olds, news = old.symbols, new.symbols
-    old_starts, old_ids = _by_start(olds)
-    new_starts, new_ids = _by_start(news)
+    old_starts, old_ids = old.by_start()
+    new_starts, new_ids = new.by_start()
     old_count, new_count = old.line_count, new.line_count
     for a, b, d in zip(kept.starts, kept.stops, kept.shifts, strict=True):
         mine = old_ids[bisect.bisect_left(old_starts, a) : bisect.bisect_left(old_starts, b)]
@@ -389,17 +410,9 @@ def _untouched(old: _Side, new: _Side, kept: _KeptSpans) -> set[int]:
         # Ending before the span's last line, a symbol ends where its like does (its end is
         # not clipped), and so does any span starting where it does and ending before it.
         bound = min(last, old_count + 1, new_count + 1 - d)
-        out.update(i for i in mine if olds[i].end_line < bound)
+        out.update(i for i, j in zip(mine, theirs, strict=True)
+                   if olds[i].end_line < bound and pairs.get(i) == j)  # fmt: skip
     return out
-
-
-def _by_start(symbols: Sequence[Symbol]) -> tuple[list[int], Sequence[int]]:
-    """The symbols' start lines in order, and their indices in that order (ties by index)."""
-    starts = [sym.start_line for sym in symbols]
-    if all(x <= y for x, y in itertools.pairwise(starts)):
-        return starts, range(len(symbols))  # as extractors list them
-    ids = sorted(range(len(symbols)), key=starts.__getitem__)
-    return [starts[k] for k in ids], ids
 
 
 def _same_own_lines(old: _Side, new: _Side, i: int, j: int, kept: _KeptSpans) -> bool:
@@ -439,22 +452,21 @@ def _owners(symbols: Sequence[Symbol], line_count: int, *, interior: bool = Fals
 
 
 def _unpainted(
-    order: Sequence[tuple[int, int, int]], r: int, line_count: int
+    symbols: Sequence[Symbol], me: Symbol, later: Iterable[int], line_count: int
 ) -> list[tuple[int, int]]:
-    """The runs (first, last) of the lines that `order[r]`'s span paints in `_owners` and that
-    no span painted after it paints over: those that start within it, as `order` is sorted by
-    start line."""
-    start, end, _ = order[r]
-    lo = start - 1 if start > 0 else 0
-    hi = end if end < line_count else line_count
+    """The runs (first, last) of the lines that `me`'s span paints in `_owners` and that no span
+    painted after it paints over. Those start within it: `later`, the symbols painted after it,
+    in order of start line (those past its end may follow)."""
+    lo = me.start_line - 1 if me.start_line > 0 else 0
+    hi = me.end_line if me.end_line < line_count else line_count
     runs: list[tuple[int, int]] = []
     pos = lo  # 0-based: lines lo..pos-1 are settled
-    for later in range(r + 1, len(order)):
-        later_start, later_end, _ = order[later]
-        later_lo = later_start - 1 if later_start > 0 else 0
+    for k in later:
+        sym = symbols[k]
+        later_lo = sym.start_line - 1 if sym.start_line > 0 else 0
         if later_lo >= hi or pos >= hi:
             break  # starts past the span, or the span is all painted over already
-        later_hi = later_end if later_end < line_count else line_count
+        later_hi = sym.end_line if sym.end_line < line_count else line_count
         if later_lo >= later_hi:
             continue  # an empty span paints nothing
         if later_lo > pos:
@@ -466,14 +478,12 @@ def _unpainted(
     return runs
 
 
-def _paint_order(symbols: Sequence[Symbol]) -> list[tuple[int, int, int]]:
-    """(start line, end line, index) of every symbol, in `_owners`' painting order."""
+def _paint_order(symbols: Sequence[Symbol]) -> list[int]:
+    """The symbols' indices in `_owners`' painting order."""
     spans = [(sym.start_line, -sym.end_line) for sym in symbols]
     if len(set(spans)) == len(spans):  # no two equal spans: depth never decides
-        ordered = sorted(zip(spans, itertools.count()))
-        return [(start, -neg_end, k) for (start, neg_end), k in ordered]
-    keyed = sorted((span, _depth(symbols[k]), k) for k, span in enumerate(spans))
-    return [(start, -neg_end, k) for (start, neg_end), _, k in keyed]
+        return [k for _, k in sorted(zip(spans, itertools.count()))]
+    return [k for _, _, k in sorted((span, _depth(symbols[k]), k) for k, span in enumerate(spans))]
 
 
 def _cut(runs: list[tuple[int, int]], cuts: Sequence[int]) -> list[tuple[int, int]]:
