@@ -109,7 +109,7 @@ class _Side:
         """The symbols' start lines in order, and their indices in that order (ties by index)."""
         if self._by_start is None:
             starts = [sym.start_line for sym in self.symbols]
-            if all(x <= y for x, y in itertools.pairwise(starts)):
+            if starts == sorted(starts):
                 self._by_start = starts, range(len(starts))  # as extractors list them
             else:
                 ids = sorted(range(len(starts)), key=starts.__getitem__)
