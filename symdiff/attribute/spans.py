@@ -410,8 +410,8 @@ def _untouched(old: _Side, new: _Side, kept: _KeptSpans, pairs: dict[int, int]) 
         # Ending before the span's last line, a symbol ends where its like does (its end is
         # not clipped), and so does any span starting where it does and ending before it.
         bound = min(last, old_count + 1, new_count + 1 - d)
-        out.update(i for i, j in zip(mine, theirs, strict=True)
-                   if olds[i].end_line < bound and pairs.get(i) == j)  # fmt: skip
+        out.update([i for i, j in zip(mine, theirs, strict=True)
+                    if olds[i].end_line < bound and pairs.get(i) == j])  # fmt: skip
     return out
 
 
@@ -542,18 +542,19 @@ def _shared_lines(symbols: Sequence[Symbol]) -> list[int]:
     lines += [symbols[k].end_line for k in longer]
     if len(set(lines)) == len(lines):
         return []  # no line holds two ends: nothing to look at closer
-    if any(sym.start_byte is None or sym.end_byte is None for sym in symbols):
+    if None in [sym.start_byte for sym in symbols] or None in [sym.end_byte for sym in symbols]:
         return []
     # Only the lines holding two ends: in most files, a class's and its last method's.
     holder = [*range(len(symbols)), *longer]
     shared = []
-    for n, times in Counter(lines).items():
-        if times > 1:
-            at = [lines.index(n)]
-            while len(at) < times:
-                at.append(lines.index(n, at[-1] + 1))
-            if not _nested([symbols[holder[p]] for p in at]):
-                shared.append(n)
+    for n, times in Counter(lines).most_common():  # the lines held twice or more come first
+        if times < 2:
+            break
+        at = [lines.index(n)]
+        while len(at) < times:
+            at.append(lines.index(n, at[-1] + 1))
+        if not _nested([symbols[holder[p]] for p in at]):
+            shared.append(n)
     return shared
 
 
