@@ -58,11 +58,12 @@ _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as mar
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
 # The crossover (docs/performance.md, "Parse pool (issue 25)"): a batch with fewer jobs (one
-# job is not split) or fewer source bytes than these parses in-process; and on fewer than
-# MIN_CORES cores every batch does, because on 2 shared cores the pool did not pay.
+# job is not split) or fewer source bytes than these parses in-process, and so does every
+# batch on one core. On 2 quiet cores the pool paid from 5 jobs and 24 KB (0.57-0.81x of
+# in-process); 256 KB (~50 ms of parsing) leaves room for the first batch's start.
 MIN_JOBS = 2
-MIN_BYTES = 128 << 10
-MIN_CORES = 3
+MIN_BYTES = 256 << 10
+MIN_CORES = 2
 MAX_DEATHS = 3
 
 # A chunk is a worker's round trip: up to ~50 ms of parsing, so the round trip's ~0.5 ms is
