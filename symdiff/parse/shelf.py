@@ -1,14 +1,14 @@
 """A batch's symbols by blob: those read from the store, and those extracted here to be stored.
 
 Beside them, pairs: the line counts and symbol changes from one blob to another, keyed by
-(language, old blob, new blob), so that a change asked about again (a second `against`, a
-change the daemon recorded) is neither diffed nor attributed again.
+(language, old blob, new blob), so that a change asked about again (a second `against`) is
+neither diffed nor attributed again.
 
 Symbols are a pure function of (blob, language, extractor version) (version.py), so a batch of
 records — a daemon pass, a history import, an `against` answer — asks its store once for the
-blobs it will meet (`wanted`), is given what is stored (`load`), extracts only the rest, and
-hands back what it extracted (`fresh`) for the store to keep. Without a store, a shelf is
-simply empty and every blob is extracted, as before.
+blobs it will meet (`ask`), is given what is stored (`load`), extracts only the rest (`fill`
+in one batch, or `symbols` one by one), and hands back what it extracted (`take_fresh`) for
+the store to keep. Without a store, a shelf is simply empty and every blob is extracted.
 """
 
 from __future__ import annotations
