@@ -407,3 +407,25 @@ def test_retention_keeps_the_bases_of_kept_deltas(sqlite_url: str, repo: Path) -
             conn.execute(text("UPDATE blob_facts SET day = 0"))
         assert collect(settings, store=store).facts == 5
         assert store.load_shelf(SymbolShelf(), [("python", b) for b in blobs]) == 0
+
+
+def test_any_change_to_the_extractor_is_a_new_version(tmp_path: Path) -> None:
+    import shutil
+
+    import symdiff.parse
+    from symdiff.parse.version import code_digest, extractor_version
+
+    here = tmp_path / "parse"
+    shutil.copytree(Path(symdiff.parse.__file__).parent, here,
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    pins = ["tree-sitter==1", "tree-sitter-language-pack==0.13.0"]
+    first = code_digest(here, pins)
+    assert len(extractor_version()) == 16 and first == code_digest(here, pins)
+    engine = here / "languages" / "engine.py"
+    engine.write_bytes(engine.read_bytes() + b"\n# a comment is a change\n")
+    second = code_digest(here, pins)
+    assert second != first
+    assert code_digest(here, ["tree-sitter==2", pins[1]]) != second  # a grammar upgrade too
+    pool = here / "pool.py"  # how batches are parsed does not change what they give
+    pool.write_bytes(pool.read_bytes() + b"\n# not extraction\n")
+    assert code_digest(here, pins) == second

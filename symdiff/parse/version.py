@@ -24,13 +24,18 @@ _DISTRIBUTIONS = ("tree-sitter", "tree-sitter-language-pack")
 @functools.cache
 def extractor_version() -> str:
     """A 16-hex-digit digest of the extractor's code and its grammars' versions."""
+    versions = [f"{name}=={importlib.metadata.version(name)}" for name in _DISTRIBUTIONS]
+    return code_digest(Path(__file__).resolve().parent, versions)
+
+
+def code_digest(here: Path, versions: list[str]) -> str:
+    """The digest of the modules under `here` that decide extraction, and of `versions`."""
     digest = hashlib.blake2b(digest_size=8)
-    here = Path(__file__).resolve().parent
     for path in sorted(here.rglob("*.py")):
         rel = path.relative_to(here).as_posix()
         if rel in _NOT_EXTRACTION:
             continue
         digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
-    for name in _DISTRIBUTIONS:
-        digest.update(f"{name}=={importlib.metadata.version(name)}\0".encode())
+    for version in versions:
+        digest.update(version.encode() + b"\0")
     return digest.hexdigest()
