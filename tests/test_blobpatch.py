@@ -11,7 +11,7 @@ import pytest
 from pygit2.enums import ConfigLevel, DiffOption, ObjectType
 
 from symdiff.diffs import linediff
-from symdiff.diffs.blobid import blob_id
+from symdiff.diffs.blobid import PARALLEL_MIN, blob_id, blob_ids
 from symdiff.diffs.blobpatch import blob_patch
 
 FLAGS = DiffOption.FORCE_TEXT | DiffOption.INDENT_HEURISTIC
@@ -125,3 +125,11 @@ def test_the_users_attributes_do_not_pick_a_diff_driver(tmp_path: Path) -> None:
         pygit2.settings.search_path[ConfigLevel.XDG] = saved
     assert headers == [h.header for h in _by_buffers(old, new, 3).hunks]
     assert headers == ["@@ -19,7 +19,7 @@ zeta\n"]
+
+
+def test_two_large_ids_hashed_at_once_are_the_ids_one_by_one() -> None:
+    rng = random.Random(11)
+    big = bytes(rng.getrandbits(8) for _ in range(PARALLEL_MIN + 7))
+    other = big[::-1]
+    for a, b in ((big, other), (b"small", other), (big, b""), (other, other)):
+        assert blob_ids(a, b) == (blob_id(a), blob_id(b))

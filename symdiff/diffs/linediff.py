@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pygit2
 from pygit2.enums import DiffOption
 
-from symdiff.diffs.blobid import blob_id
+from symdiff.diffs.blobid import blob_id, blob_ids
 from symdiff.diffs.blobpatch import blob_patch
 from symdiff.errors import InvalidArgs
 
@@ -192,7 +192,7 @@ def _text_patch(old: bytes, new: bytes, context: int) -> _TextPatch:
         if seen_old is old and seen_new is new and seen_context == context:
             return patch
     if len(old) + len(new) >= _BLOB_PATCH_MIN:
-        old_id, new_id = blob_id(old), blob_id(new)
+        old_id, new_id = blob_ids(old, new)
         made = blob_patch(
             old, new, old_id=old_id, new_id=new_id, context=context, flags=_TEXT_FLAGS
         )
