@@ -6,8 +6,12 @@ from __future__ import annotations
 import importlib
 
 from symdiff.git import renames
-from symdiff.parse import reparse, testpaths
+from symdiff.parse import pool, reparse, testpaths
 from symdiff.query import against
+
+# Text no benchmark parses otherwise: what warms a restarted pool's workers (grammar and query
+# loaded, as in a server that has parsed before) without putting a measured text in a cache.
+_WARM = "".join(f"def warm_{i}(a, b):\n    return a * {i} + b\n\n\n" for i in range(6000))
 
 
 def cold() -> None:
@@ -23,3 +27,17 @@ def cold() -> None:
     renames.forget()
     against.forget()
     testpaths.forget()
+    _cold_workers()
+
+
+def _cold_workers() -> None:
+    """The process's parse pool, if it runs, with workers whose caches hold nothing measured:
+    restarted, and warmed on text of their own (their start is not what a call in a running
+    server pays)."""
+    shared = pool._shared
+    if shared is None or not shared.pids():
+        return
+    shared.close()
+    jobs: list[pool.Job] = [("python", _WARM.encode(), (_WARM + "# 2\n").encode()),
+                            ("python", (_WARM + "# 3\n").encode(), None)]
+    shared.symbols_of(jobs)
