@@ -285,6 +285,46 @@ def daemon_thread(settings: Settings, **kw: Any) -> Iterator[Daemon]:
         raise errors[0]
 
 
+# ---- a database's rows, for upgrade tests ---------------------------------------------------
+
+Rows = dict[str, list[tuple[object, ...]]]
+
+
+def table_columns(url: str) -> dict[str, tuple[str, ...]]:
+    """The tables of the database and their columns (Alembic's own table aside)."""
+    from sqlalchemy import inspect
+
+    from symdiff.store.engine import make_engine
+
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            found = inspect(conn)
+            return {n: tuple(c["name"] for c in found.get_columns(n))
+                    for n in found.get_table_names() if n != "alembic_version"}  # fmt: skip
+    finally:
+        engine.dispose()
+
+
+def table_rows(url: str, columns: Mapping[str, tuple[str, ...]]) -> Rows:
+    """Every row of the given tables, in the given columns, in a stable order."""
+    from sqlalchemy import text
+
+    from symdiff.store.engine import make_engine
+
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            out: Rows = {}
+            for table, cols in columns.items():
+                quoted = ", ".join(f'"{c}"' for c in cols)  # `binary` is a keyword on PostgreSQL
+                rows = conn.execute(text(f"SELECT {quoted} FROM {table}"))
+                out[table] = sorted((tuple(r) for r in rows), key=repr)
+            return out
+    finally:
+        engine.dispose()
+
+
 # ---- language fixtures -----------------------------------------------------------------------
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"

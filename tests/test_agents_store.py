@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import inspect, text
+from conftest import table_columns, table_rows
+from sqlalchemy import text
 
 from symdiff.model import ChangeType, FileChange, Origin, Scope
 from symdiff.store import ChangeFilter, Mutation, Position, Store
@@ -45,36 +46,6 @@ def _fill_0007(url: str) -> None:
     engine.dispose()
 
 
-Rows = dict[str, list[tuple[object, ...]]]
-
-
-def _columns(url: str) -> dict[str, tuple[str, ...]]:
-    """The tables of the database and their columns (Alembic's own table aside)."""
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            found = inspect(conn)
-            return {n: tuple(c["name"] for c in found.get_columns(n))
-                    for n in found.get_table_names() if n != "alembic_version"}  # fmt: skip
-    finally:
-        engine.dispose()
-
-
-def _rows(url: str, columns: dict[str, tuple[str, ...]]) -> Rows:
-    """Every row of the given tables, in the given columns, in a stable order."""
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            out: Rows = {}
-            for table, cols in columns.items():
-                quoted = ", ".join(f'"{c}"' for c in cols)  # `binary` is a keyword on PostgreSQL
-                rows = conn.execute(text(f"SELECT {quoted} FROM {table}"))
-                out[table] = sorted((tuple(r) for r in rows), key=repr)
-            return out
-    finally:
-        engine.dispose()
-
-
 def _agent_change(turn: int, path: str) -> FileChange:
     return FileChange(path, None, datetime(2026, 11, 24, 12, 0, turn, tzinfo=UTC),
                       ChangeType.ADD, 1, 0, Scope.IMPL, "python", origin=Origin.AGENT,
@@ -88,12 +59,12 @@ def test_a_revision_0007_database_upgrades_in_place(backend: str,
                                                     request: pytest.FixtureRequest) -> None:
     url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
     _fill_0007(url)
-    at_0007 = _columns(url)  # the tables and columns as 0007 made them
-    before = _rows(url, at_0007)
+    at_0007 = table_columns(url)  # the tables and columns as 0007 made them
+    before = table_rows(url, at_0007)
     assert len(before["changes"]) == 2 and len(before["symbol_changes"]) == 2
     with Store(url) as store:
         assert store.revision() == HEAD
-    assert _rows(url, at_0007) == before  # every row of 0007 survived, column for column
+    assert table_rows(url, at_0007) == before  # every row of 0007 survived, column for column
     with Store(url) as store:
         every = ChangeFilter(None, 0, None, 10, after=Position(-1, 0))
         old = [dict(c.record) for c in store.page(every).changes]

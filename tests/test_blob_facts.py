@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import LANGUAGES, git, make_settings, sample_of
-from sqlalchemy import inspect, text
+from conftest import LANGUAGES, git, make_settings, sample_of, table_columns, table_rows
+from sqlalchemy import text
 
 from symdiff.api import import_history
 from symdiff.attribute.spans import symbol_changes
@@ -69,7 +69,7 @@ def test_stored_symbols_read_back_identical(language: str) -> None:
     lang = language_for(name) if name else language
     symbols = extract_uncached(lang or language, source)
     assert symbols, f"the {language} sample has symbols"
-    assert codec.decode(codec.encode(symbols)) == tuple(symbols)
+    assert codec.from_raw(codec.unpack(codec.pack(codec.raw(symbols)))) == tuple(symbols)
 
 
 def test_a_stored_change_reads_back_identical() -> None:
@@ -77,16 +77,17 @@ def test_a_stored_change_reads_back_identical() -> None:
     new = b"def f(a, b):\n    return a\n\n\nclass D:\n    def m(self):\n        pass\n"
     changes = symbol_changes("python", old, new)
     assert {c.change_type.value for c in changes} >= {"signature_changed"}
-    assert codec.decode_pair(codec.encode_pair(3, 2, changes)) == (3, 2, tuple(changes))
+    assert codec.decode_pair(codec.pack(codec.raw_pair(3, 2, changes))) == (3, 2, tuple(changes))
     with pytest.raises(codec.CodecError):
-        codec.decode_pair(codec.encode([]))
+        codec.decode_pair(codec.pack(codec.raw([])))
 
 
 def test_a_payload_that_is_not_ours_is_refused() -> None:
-    for junk in (b"", b"not zstd", codec.encode([])[:-3]):
+    whole = codec.pack(codec.raw(extract_uncached("python", sample_of("python"))))
+    for junk in (b"", b"not zstd", whole[:-3], b"[2]"):
         with pytest.raises(codec.CodecError):
-            codec.decode(junk)
-    assert codec.decode(codec.encode([])) == ()
+            codec.from_raw(codec.unpack(junk))
+    assert codec.from_raw(codec.unpack(codec.pack(codec.raw([])))) == ()
 
 
 # ---- the store -------------------------------------------------------------------------------
@@ -262,43 +263,18 @@ def _fill_0008(url: str) -> None:
     engine.dispose()
 
 
-def _tables(url: str) -> dict[str, tuple[str, ...]]:
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            found = inspect(conn)
-            return {n: tuple(c["name"] for c in found.get_columns(n))
-                    for n in found.get_table_names() if n != "alembic_version"}  # fmt: skip
-    finally:
-        engine.dispose()
-
-
-def _rows(url: str, tables: dict[str, tuple[str, ...]]) -> dict[str, list[tuple[object, ...]]]:
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            out = {}
-            for table, cols in tables.items():
-                quoted = ", ".join(f'"{c}"' for c in cols)
-                rows = conn.execute(text(f"SELECT {quoted} FROM {table}"))
-                out[table] = sorted((tuple(r) for r in rows), key=repr)
-            return out
-    finally:
-        engine.dispose()
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_revision_0008_database_upgrades_in_place(backend: str,
                                                     request: pytest.FixtureRequest) -> None:
     url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
     _fill_0008(url)
-    at_0008 = _tables(url)
-    before = _rows(url, at_0008)
+    at_0008 = table_columns(url)
+    before = table_rows(url, at_0008)
     assert len(before["changes"]) == 2 and len(before["agent_turns"]) == 1
     with Store(url) as store:
         assert store.revision() == HEAD == "0009"
-    assert _rows(url, at_0008) == before  # every row of 0008 survived, column for column
-    assert set(_tables(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
+    assert table_rows(url, at_0008) == before  # every row of 0008 survived, column for column
+    assert set(table_columns(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
     with Store(url) as store:
         every = ChangeFilter(None, 0, None, 10, after=Position(-1, 0))
         records = [(c.record["origin"], c.old_hash, c.record["symbols"])
@@ -326,7 +302,7 @@ def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
 
     url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
     _fill_0008(url)
-    before = _rows(url, _tables(url))
+    before = table_rows(url, table_columns(url))
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
@@ -337,7 +313,7 @@ def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
             assert current_revision(conn) == "0008"
     finally:
         engine.dispose()
-    assert _rows(url, _tables(url)) == before
+    assert table_rows(url, table_columns(url)) == before
 
 
 # ---- deltas ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """A blob's symbols as stored bytes, and back; pure and lossless.
 
-A pair of blobs' change (`encode_pair`: the line counts and symbol changes from one to the
+A pair of blobs' change (`raw_pair`: the line counts and symbol changes from one to the
 other) is stored the same way, as plain JSON lists.
 
 The symbols of a file are stored once per blob (`store/facts.py`), so their form is chosen for
@@ -9,7 +9,8 @@ start), each symbol one list with its strings, the whole as compact JSON (`raw`)
 with zstd (`pack`) — or, for a new version of a file, as a zstd delta against the raw form of
 the version it replaced: an edit changes only the lists at the edit (later starts are
 differences), so a delta is ~100 bytes where the whole is kilobytes.
-`decode(encode(s)) == s` and `from_raw(unpack(pack(raw(s), b), b)) == s` for any Symbols.
+`from_raw(unpack(pack(raw(s)))) == s` and `from_raw(unpack(pack(raw(s), b), b)) == s` for any
+Symbols.
 """
 
 from __future__ import annotations
@@ -99,16 +100,6 @@ def unpack(data: bytes, base: bytes | None = None) -> bytes:
         raise CodecError(f"not a stored payload: {exc}") from None
 
 
-def encode(symbols: Sequence[Symbol]) -> bytes:
-    """The stored form of `symbols` on its own (no base)."""
-    return pack(raw(symbols))
-
-
-def decode(data: bytes) -> tuple[Symbol, ...]:
-    """The symbols `encode` stored; CodecError when `data` is not such a payload."""
-    return from_raw(unpack(data))
-
-
 Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 
 
@@ -121,13 +112,8 @@ def raw_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes
     return text.encode()
 
 
-def encode_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes:
-    """The stored form of one change between two blobs: its line counts and symbol changes."""
-    return pack(raw_pair(added, removed, changes))
-
-
 def decode_pair(data: bytes) -> Pair:
-    """What `encode_pair` stored; CodecError when `data` is not such a payload."""
+    """The change `pack(raw_pair(...))` stored; CodecError when `data` is not such a payload."""
     try:
         form, added, removed, rows = json.loads(unpack(data))
         if form != PAIR_FORMAT or not isinstance(added, int) or not isinstance(removed, int):

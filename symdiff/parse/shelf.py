@@ -50,8 +50,6 @@ class SymbolShelf:
         self._asked: set[Key] = set()  # looked up in the store already (found or not)
         self._pairs: dict[PairKey, Pair] = {}
         self._fresh_pairs: dict[PairKey, Pair] = {}
-        self.hits = 0
-        self.misses = 0
 
     def load(self, found: Mapping[Key, Sequence[Symbol]],
              depths: Mapping[Key, int] | None = None) -> None:  # fmt: skip
@@ -74,13 +72,8 @@ class SymbolShelf:
             self._depth[key] = 0
 
     def get(self, key: Key) -> tuple[Symbol, ...] | None:
-        """The blob's symbols if known here, counting the hit or miss."""
-        found = self._known.get(key)
-        if found is None:
-            self.misses += 1
-        else:
-            self.hits += 1
-        return found
+        """The blob's symbols if known here."""
+        return self._known.get(key)
 
     def symbols(self, language: str, source: bytes, blob: str | None, base: bytes | None = None,
                 base_blob: str | None = None) -> list[Symbol]:  # fmt: skip
@@ -115,10 +108,6 @@ class SymbolShelf:
     def base_of(self, key: Key) -> str | None:
         """The blob a fresh blob's symbols are to be stored against (None: whole)."""
         return self._base.get(key)
-
-    def known(self, key: Key) -> tuple[Symbol, ...] | None:
-        """The blob's symbols if known here (no counting)."""
-        return self._known.get(key)
 
     def load_pairs(self, found: Mapping[PairKey, Pair]) -> None:
         """Take pairs that were stored."""
@@ -180,13 +169,9 @@ class SymbolShelf:
     def has(self, key: Key) -> bool:
         return key in self._known
 
-    def fresh(self) -> dict[Key, tuple[Symbol, ...]]:
-        """The symbols extracted in this batch (not loaded), to be stored."""
-        return dict(self._fresh)
-
     def take_fresh(self) -> dict[Key, tuple[Symbol, ...]]:
-        """`fresh`, then forget that they are fresh (they have been stored); `base_of` still
-        names each one's base."""
+        """The symbols extracted in this batch (not loaded), to be stored, then forgotten as
+        fresh; `base_of` still names each one's base."""
         out, self._fresh = self._fresh, {}
         return out
 

@@ -167,11 +167,9 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     out = []
     for d, kind, old_id, new_id in answered:
         old, new = d.old, d.new
-        old_text = None if old is None or git_binary(old) else old
-        new_text = None if new is None or git_binary(new) else new
         change = build_change(
             kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
-            old=old_text, new=new_text, timestamp=when, test_patterns=settings.test_patterns,
+            old=_text(old), new=_text(new), timestamp=when, test_patterns=settings.test_patterns,
             old_hash=old_id, new_hash=new_id, origin=Origin.SCAN, origin_info=origin_info,
             git=None if git is None else dict(git), shelf=shelf,
         )  # fmt: skip
@@ -209,6 +207,7 @@ def _parse(shelf: SymbolShelf, sides: list[Side]) -> None:
 
 
 def _text(data: bytes | None) -> bytes | None:
+    """Text as git counts it; None when absent or binary (counted 0/0, no symbols)."""
     return None if data is None or git_binary(data) else data
 
 

@@ -19,7 +19,7 @@ from symdiff.store import tables as t
 from symdiff.store.engine import insert_ignore
 
 SYMBOLS = "symbols"  # a blob's symbols (parse/codec.encode)
-CHANGES = "changes"  # a pair of blobs' line counts and symbol changes (codec.encode_pair)
+CHANGES = "changes"  # a pair of blobs' line counts and symbol changes (codec.raw_pair)
 _CHUNK = 500  # blobs per statement (bound parameters)
 US_PER_DAY = 86_400 * 1_000_000
 

@@ -427,7 +427,7 @@ class Store:
         with self._read() as conn:
             paired = facts.load(conn, shelf.version, facts.CHANGES, list(asked)) if asked else {}
             # A side whose every change is known needs no symbols.
-            known = {asked[key] for key in paired if key in asked}
+            known = {asked[key] for key in paired}
             needed = {(language, blob) for language, old, new in set(asked.values()) - known
                       for blob in (old, new)}  # fmt: skip
             spared = {(language, blob) for language, old, new in known
@@ -448,8 +448,6 @@ class Store:
         shelf.load(found, depths)
         changes = {}
         for key, (data, _, _) in paired.items():
-            if key not in asked:
-                continue
             try:
                 changes[asked[key]] = codec.decode_pair(data)
             except codec.CodecError:
@@ -469,7 +467,7 @@ class Store:
 
         def raw(key: tuple[str, str]) -> bytes | None:
             if key not in raws:
-                found = shelf.known(key)
+                found = shelf.get(key)
                 if found is None:
                     return None
                 raws[key] = codec.raw(found)
