@@ -14,11 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from sqlalchemy import Connection, delete, exists, not_, select, tuple_, union
 
-from symdiff.parse import codec
 from symdiff.store import tables as t
 from symdiff.store.engine import insert_ignore
 
-SYMBOLS = "symbols"  # a blob's symbols (parse/codec.encode)
+SYMBOLS = "symbols"  # a blob's symbols (parse/codec.raw)
 CHANGES = "changes"  # a pair of blobs' line counts and symbol changes (codec.raw_pair)
 _CHUNK = 500  # blobs per statement (bound parameters)
 US_PER_DAY = 86_400 * 1_000_000
@@ -98,6 +97,8 @@ def save(conn: Connection, extractor: str, kind: str,
     rows offered."""
     if not rows:
         return 0
+    from symdiff.parse import codec  # writers only: the cold read path does not load it
+
     ids = set_ids(conn, extractor, {(language, kind) for language, _ in rows}, create=True)
     day = now_us // US_PER_DAY
     for depth in sorted({offer[3] for offer in rows.values()}):

@@ -19,8 +19,6 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from symdiff.errors import StoreError
 from symdiff.model import FileChange, Origin
-from symdiff.parse import codec
-from symdiff.parse.shelf import CHAIN
 from symdiff.store import cursors, deltas, facts
 from symdiff.store import intents as edit_intents
 from symdiff.store import sessions as agent_sessions
@@ -419,6 +417,8 @@ class Store:
         changes of these (language, old blob, new blob) pairs, that it lacks, as stored by its
         extractor version; returns how many were found. A payload that does not read back
         (damaged, or a delta whose base went) is skipped: its blob is extracted afresh."""
+        from symdiff.parse import codec  # the facts' codec: not on the cold read path
+
         asked = {(language, facts.pair_blob(old, new)): (language, old, new)
                  for language, old, new in pairs if shelf.pair((language, old, new)) is None}
         wanted = shelf.ask(keys)
@@ -458,6 +458,8 @@ class Store:
     def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None) -> int:
         """Store what `shelf` worked out (its fresh symbols, each whole or as a delta against
         its base's, and its pairs); returns how many rows were offered."""
+        from symdiff.parse import codec
+
         fresh, pairs = shelf.take_fresh(), shelf.take_fresh_pairs()
         if not fresh and not pairs:
             return 0
@@ -490,6 +492,9 @@ def _raw_of(key: tuple[str, str], rows: Mapping[tuple[str, str], facts.Row],
             raws: dict[tuple[str, str], bytes | None], depth: int = 0) -> bytes | None:  # fmt: skip
     """The raw form of a stored key's symbols, its chain of bases unpacked first; None when a
     link is missing or does not unpack (the blob is then parsed again)."""
+    from symdiff.parse import codec
+    from symdiff.parse.shelf import CHAIN
+
     if key in raws:
         return raws[key]
     row = rows.get(key)
