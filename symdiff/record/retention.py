@@ -86,8 +86,8 @@ def collect(settings: Settings, *, now: float | None = None, convert: bool = Fal
                                              pin_floor_us=cutoff - settings.keep_us, held=held)
         gc.delete_orphans(db.engine, held=held)
         blobs = gc.delete_blobs(db.engine, gc.find_garbage(db.engine), held=held)
-        dropped_facts = gc.delete_facts(db.engine, extractor=extractor_version(), before_us=cutoff,
-                                     held=held)
+        dropped_facts = gc.delete_facts(db.engine, extractor=extractor_version(),
+                                        before_us=cutoff, held=held)
         reclaimed = gc.reclaim(db.engine, convert=convert, held=held)
         after = db.size_bytes()
     finally:

@@ -138,27 +138,28 @@ def _row_ids(conn: Connection, ids: Mapping[tuple[str, str], int], kind: str,
     return out
 
 
-def collect(conn: Connection, extractor: str, cutoff_us: int) -> int:
-    """Delete the facts retention no longer keeps; returns how many rows went.
+def collect_step(conn: Connection, extractor: str, cutoff_us: int, limit: int = _CHUNK) -> int:
+    """Delete at most `limit` rows of the facts retention no longer keeps; returns how many went
+    (0: none is left). The caller runs steps in transactions of their own until one deletes
+    nothing, so that a writer never waits for a whole collection.
 
-    - Every row of another extractor version: it is never read again.
-    - A row written before the cutoff whose blob no record and no file state names (a
-      revision's blob met by `against`, an imported commit's whose records aged out), unless
-      a kept row is a delta against it: chains go from their newest end, pass by pass.
+    - First every row of another extractor version: it is never read again.
+    - Then a row written before the cutoff whose blob no record and no file state names (a
+      revision's blob met by `against`, an imported commit's whose records aged out), unless a
+      kept row is a delta against it: chains go from their newest end, step by step.
     """
     fs, bf, c, f = t.fact_sets.c, t.blob_facts.c, t.changes.c, t.files.c
     stale = select(fs.id).where(fs.extractor != extractor).scalar_subquery()
-    gone = conn.execute(delete(t.blob_facts).where(bf.set_id.in_(stale))).rowcount
-    conn.execute(delete(t.fact_sets).where(fs.extractor != extractor))
-    live = union(select(c.old_hash).where(c.old_hash.is_not(None)),
-                 select(c.new_hash).where(c.new_hash.is_not(None)), select(f.blob_hash))
-    child = t.blob_facts.alias("child")
-    while True:
+    doomed = list(conn.scalars(select(bf.id).where(bf.set_id.in_(stale)).limit(limit)))
+    if not doomed:
+        conn.execute(delete(t.fact_sets).where(
+            fs.extractor != extractor, ~exists().where(bf.set_id == fs.id)))
+        live = union(select(c.old_hash).where(c.old_hash.is_not(None)),
+                     select(c.new_hash).where(c.new_hash.is_not(None)), select(f.blob_hash))
+        child = t.blob_facts.alias("child")
         doomed = list(conn.scalars(select(bf.id).where(
             bf.day < cutoff_us // US_PER_DAY, not_(bf.blob.in_(live)),
-            ~exists().where(child.c.base == bf.id))))
-        if not doomed:
-            return int(gone)
-        for i in range(0, len(doomed), _CHUNK):
-            gone += conn.execute(delete(t.blob_facts).where(
-                bf.id.in_(doomed[i : i + _CHUNK]))).rowcount
+            ~exists().where(child.c.base == bf.id)).limit(limit)))
+    if not doomed:
+        return 0
+    return int(conn.execute(delete(t.blob_facts).where(bf.id.in_(doomed))).rowcount)

@@ -212,11 +212,16 @@ def delete_orphans(engine: Engine, *, batch: int = RECORD_BATCH,
 
 
 def delete_facts(engine: Engine, *, extractor: str, before_us: int,
-                 held: list[float] | None = None) -> int:  # fmt: skip
+                 held: list[float] | None = None, batch: int = RECORD_BATCH) -> int:  # fmt: skip
     """Facts by content (store/facts.py) no longer kept: another extractor's, and those written
-    before `before_us` for blobs no record or file state names. A cache: one transaction."""
-    with _write(engine, held if held is not None else []) as conn:
-        return facts.collect(conn, extractor, before_us)
+    before `before_us` for blobs no record or file state names; `batch` rows a transaction."""
+    gone = 0
+    while True:
+        with _write(engine, held if held is not None else []) as conn:
+            step = facts.collect_step(conn, extractor, before_us, batch)
+        if not step:
+            return gone
+        gone += step
 
 
 def _mark(conn: Connection) -> int:
