@@ -257,7 +257,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
           f"{sum(classify(k[0]) is Scope.IMPL for k in truth.tests)} executed functions "
           f"(seed {args.seed}); suite {len(suite)} tests (parametrised cases collapsed)")
     print(f"  tools in the project's venv: {oracle.tool_versions(python)}")
-    scores = {k: Score() for k in ("all", "resolved+name", "strict", "parents", "everything")}
+    scores = {k: Score() for k in ("all", "resolved+name", "strict", "parents", "naming",
+                                   "everything")}
     callers_total = Counter[str]()
     missed: list[str] = []
     tagged: list[tuple[str, list[str]]] = []
@@ -271,6 +272,9 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
         module = module_of(f.path)
         scores["strict"].add(importers(module, imports, by_file, parents=False), true, len(suite))
         scores["parents"].add(importers(module, imports, by_file, parents=True), true, len(suite))
+        short = f.name.rsplit(".", 1)[-1]
+        naming = {t for p, ts in by_file.items() if short in texts.named.get(p, ()) for t in ts}
+        scores["naming"].add(naming, true, len(suite))
         scores["everything"].add(set(suite), true, len(suite))
         row: dict[str, Any] = {"path": f.path, "name": f.name, "truth": sorted(true),
                                "jedi_callers": sorted(map(list, jedi_set))}  # fmt: skip
@@ -317,6 +321,7 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
         print(scores["resolved+name"].row("impact (resolved+name, no mention)"))
     print(scores["strict"].row("files importing the module"))
     print(scores["parents"].row("files importing it or its package"))
+    print(scores["naming"].row("files naming the function"))
     print(scores["everything"].row("everything"))
     print("  (recall and share: means over the sample; precision: mean over non-empty "
           "selections; micro-p: all hits / all picks; full: functions with recall 1)")
