@@ -32,7 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("symdiff.workspace", "symdiff.agents.events", "symdiff.agents.journal",
      "symdiff.agents.state", "symdiff.agents.reader", "symdiff.agents.attribute"),
     ("symdiff.parse", "symdiff.diffs"),  # pure: bytes in, symbols and line diffs out
-    ("symdiff.attribute",),  # old and new symbols with hunks: symbol changes
+    # old and new symbols with hunks: symbol changes; the reference graph and the impact walk
+    ("symdiff.attribute", "symdiff.graph"),
     ("symdiff.store",),  # the only code that writes SQL
     ("symdiff.git",),  # a repository's state, tree diffs, renames, the commit import
     # the services: recording, edits, a definition's history, the read side
