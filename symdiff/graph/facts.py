@@ -1,0 +1,85 @@
+"""The graph's inert values: a file's facts in, an impact out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from symdiff.model import Symbol
+from symdiff.parse.refs import FileRefs
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What the graph knows of one file: its definitions and what they use."""
+
+    path: str  # workspace-relative POSIX path
+    language: str
+    symbols: tuple[Symbol, ...]
+    refs: FileRefs
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    """A changed symbol: where the walk starts."""
+
+    path: str
+    name: str  # Symbol.name
+    change_type: str  # a SymbolChangeType value, or "given"
+
+
+@dataclass(frozen=True, slots=True)
+class CallerHit:
+    """A definition that reaches a changed symbol within the walk's depth."""
+
+    name: str  # "" for module-level code
+    path: str
+    kind: str
+    start_line: int
+    depth: int  # 1 = uses a changed symbol directly
+    via: str  # the symbol one step nearer the change (its name)
+    confidence: str  # "resolved" | "name"
+
+
+@dataclass(frozen=True, slots=True)
+class TestHit:
+    """A test that reaches a changed symbol, or (the weaker fallback) names it."""
+
+    __test__ = False  # not a pytest class
+
+    path: str
+    name: str  # the test's Symbol.name ("" for a JavaScript or TypeScript test file)
+    node_id: str  # pytest node id / Go test name / the file path for JS/TS
+    depth: int
+    via: str
+    confidence: str  # "resolved" | "name" | "mention"
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    """The callers and the tests that a set of changed symbols reaches."""
+
+    changed: tuple[Changed, ...]
+    callers: tuple[CallerHit, ...]
+    tests: tuple[TestHit, ...]
+    run: Mapping[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        """The issue's JSON shape: changed, callers, tests, run."""
+        return {
+            "changed": [
+                {"name": c.name, "path": c.path, "change_type": c.change_type}
+                for c in self.changed
+            ],
+            "callers": [
+                {"name": c.name, "path": c.path, "kind": c.kind, "start_line": c.start_line,
+                 "depth": c.depth, "via": c.via, "confidence": c.confidence}
+                for c in self.callers
+            ],
+            "tests": [
+                {"path": t.path, "name": t.name, "node_id": t.node_id, "depth": t.depth,
+                 "via": t.via, "confidence": t.confidence}
+                for t in self.tests
+            ],
+            "run": dict(self.run),
+        }

@@ -1,0 +1,71 @@
+"""The reference graph: files in, `find` and `impact` out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from symdiff.graph.edges import resolve
+from symdiff.graph.facts import Changed, FileFacts, Impact
+from symdiff.graph.maps import Index, Node, last_name
+from symdiff.graph.policy import DEFAULT_POLICY, Policy
+from symdiff.graph.walk import Edges, impact
+
+
+class Graph:
+    """Every file's definitions and references, and the walk from changed symbols."""
+
+    def __init__(
+        self,
+        files: Iterable[FileFacts] = (),
+        *,
+        test_patterns: Sequence[str] = (),
+        go_modules: Mapping[str, str] | None = None,
+        policy: Policy = DEFAULT_POLICY,
+    ) -> None:
+        self._ix = Index(test_patterns=test_patterns, go_modules=go_modules or {})
+        self._ix.add_all(files)
+        self.policy = policy
+        self._edges = Edges(self._ix, policy)
+
+    def update(self, facts: FileFacts) -> None:
+        """A file added or changed: only its own entries are replaced."""
+        self._ix.update(facts)
+
+    def remove(self, path: str) -> None:
+        """A file deleted."""
+        self._ix.remove(path)
+
+    def paths(self) -> set[str]:
+        """The paths the graph holds."""
+        return set(self._ix.files)
+
+    def find(self, spec: str) -> list[Changed]:
+        """The definitions `spec` names: `path:Name`, `Name`, `Class.method`, `pkg.mod.Name`."""
+        ix = self._ix
+        path, sep, name = spec.partition(":")
+        if sep and path in ix.files:
+            symbols = ix.files[path].symbols
+            nodes = [(path, name)] if name in symbols else [
+                (path, s) for s in symbols if _suffix(s, name)
+            ]
+        else:
+            candidates = ix.defs_by_last.get(last_name(spec), set())
+            nodes = [(p, n) for p, n in candidates if n == spec]
+            if not nodes and "." in spec:
+                nodes = resolve(ix, "py:" + spec)
+            if not nodes:
+                nodes = [(p, n) for p, n in candidates if _suffix(n, spec)]
+        return [Changed(p, n, "given") for p, n in sorted(set(nodes), key=self._order)]
+
+    def _order(self, node: Node) -> tuple[str, int, str]:
+        entry = self._ix.files.get(node[0])
+        symbol = entry.symbols.get(node[1]) if entry is not None else None
+        return node[0], symbol.start_line if symbol is not None else 0, node[1]
+
+    def impact(self, changed: Sequence[Changed], *, depth: int = 2) -> Impact:
+        """The callers of the changed symbols to `depth`, and the tests that reach them."""
+        return impact(self._ix, self._edges, changed, depth=depth, policy=self.policy)
+
+
+def _suffix(name: str, spec: str) -> bool:
+    return name.endswith("." + spec) or name.endswith("::" + spec)

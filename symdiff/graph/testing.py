@@ -1,0 +1,174 @@
+"""Which definitions are tests, their node ids, and the commands that run them."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from symdiff.graph.edges import subclasses
+from symdiff.graph.keys import JS
+from symdiff.graph.keys.common import CLASS_KINDS
+from symdiff.graph.maps import Entry, Index, Node
+from symdiff.graph.policy import Policy
+
+# Methods a test framework calls around every test of their class.
+LIFECYCLE = frozenset({
+    "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpTestData", "asyncSetUp",
+    "asyncTearDown", "setup_method", "teardown_method", "setup_class", "teardown_class",
+    "setup", "teardown", "_pre_setup", "_post_teardown", "__init__",
+})  # fmt: skip
+FUNCTION_KINDS = frozenset({"function", "method", "async_function", "async_method"})
+
+
+@dataclass(frozen=True, slots=True)
+class TestId:
+    """One test, as the walk reports it."""
+
+    __test__ = False
+
+    path: str
+    name: str  # Symbol.name, "" for a JS/TS test file
+    node_id: str
+
+
+def _python_test(entry: Entry, name: str) -> bool:
+    symbol = entry.symbols.get(name)
+    if symbol is None or symbol.kind not in FUNCTION_KINDS:
+        return False
+    owner, _, last = name.rpartition(".")
+    if not last.startswith("test"):
+        return False
+    while owner:  # methods of classes (nested ones too), not functions inside functions
+        parent = entry.symbols.get(owner)
+        if parent is None or parent.kind not in CLASS_KINDS:
+            return False
+        owner = owner.rpartition(".")[0]
+    return True
+
+
+def _pytest_id(path: str, name: str) -> str:
+    return path + "::" + name.replace(".", "::")
+
+
+def _class_tests(entry: Entry, cls: str) -> list[str]:
+    """The test methods a class defines directly (their last names)."""
+    depth = cls.count(".") + 1
+    return [
+        name.rpartition(".")[2] for name in entry.symbols
+        if name.startswith(cls + ".") and name.count(".") == depth and _python_test(entry, name)
+    ]  # fmt: skip
+
+
+def is_test(ix: Index, node: Node) -> bool:
+    """A test itself: the walk reports it and goes no further."""
+    path, name = node
+    entry = ix.files.get(path)
+    if entry is None or not entry.test_scope:
+        return False
+    language = entry.facts.language
+    if language in JS:
+        return True
+    if language == "go":
+        return _go_test(path, name)
+    return language == "python" and _python_test(entry, name)
+
+
+def _go_test(path: str, name: str) -> bool:
+    qual = name.partition(".")[2]
+    return path.endswith("_test.go") and qual.startswith("Test") and "." not in qual
+
+
+def tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:
+    """The tests a reached node is, or runs before: a test, a test class, a setUp."""
+    path, name = node
+    entry = ix.files.get(path)
+    if entry is None or not entry.test_scope:
+        return []
+    language = entry.facts.language
+    if language in JS:
+        return [TestId(path, "", path)]
+    if language == "go":
+        return [TestId(path, name, name.partition(".")[2])] if _go_test(path, name) else []
+    if language != "python":
+        return []
+    if _python_test(entry, name):
+        owner, _, method = name.rpartition(".")
+        out = [TestId(path, name, _pytest_id(path, name))]
+        if owner:
+            for sub_path, sub in subclasses(ix, path, owner, policy):
+                sub_entry = ix.files.get(sub_path)
+                if sub_entry is not None and sub_entry.test_scope and (
+                        f"{sub}.{method}" not in sub_entry.symbols):
+                    out.append(TestId(sub_path, f"{sub}.{method}",
+                                      _pytest_id(sub_path, f"{sub}.{method}")))  # fmt: skip
+        return out
+    symbol = entry.symbols.get(name)
+    owner, _, member = name.rpartition(".")
+    if symbol is not None and symbol.kind in CLASS_KINDS:
+        return _all_tests(ix, path, name, policy)
+    if owner and member in LIFECYCLE:
+        return _all_tests(ix, path, owner, policy)
+    return []
+
+
+def _all_tests(ix: Index, path: str, cls: str, policy: Policy) -> list[TestId]:
+    """Every test a class runs, and every test of the classes below it."""
+    entry = ix.files[path]
+    inherited = _class_tests(entry, cls)
+    out = [TestId(path, f"{cls}.{m}", _pytest_id(path, f"{cls}.{m}")) for m in inherited]
+    for sub_path, sub in subclasses(ix, path, cls, policy):
+        sub_entry = ix.files.get(sub_path)
+        if sub_entry is None or not sub_entry.test_scope:
+            continue
+        methods = set(inherited) | set(_class_tests(sub_entry, sub))
+        out.extend(TestId(sub_path, f"{sub}.{m}", _pytest_id(sub_path, f"{sub}.{m}"))
+                   for m in sorted(methods))  # fmt: skip
+    return out
+
+
+def fixture_scope_tests(ix: Index, node: Node) -> list[TestId]:
+    """The tests an autouse fixture runs before: its file's, or everything below its conftest."""
+    path, name = node
+    entry = ix.files.get(path)
+    if entry is None or not any(f.autouse and f.symbol == name for f in entry.compiled.fixtures):
+        return []
+    if posixpath.basename(path) == "conftest.py":
+        folder = posixpath.dirname(path)
+        paths = [p for p in ix.files if not folder or p.startswith(folder + "/")]
+    else:
+        paths = [path]
+    out: list[TestId] = []
+    for p in paths:
+        e = ix.files[p]
+        if e.test_scope and e.facts.language == "python":
+            out.extend(TestId(p, n, _pytest_id(p, n)) for n in e.symbols if _python_test(e, n))
+    return out
+
+
+def run_commands(tests: Iterable[TestId], languages: Mapping[str, str]) -> dict[str, str]:
+    """The commands that run the tests: pytest node ids, `go test -run` per package, JS files."""
+    pytest_ids: set[str] = set()
+    go: dict[str, set[str]] = {}
+    files: set[str] = set()
+    for test in tests:
+        language = languages.get(test.path, "")
+        if language == "python":
+            pytest_ids.add(test.node_id)
+        elif language == "go":
+            go.setdefault(posixpath.dirname(test.path), set()).add(test.node_id)
+        else:
+            files.add(test.path)
+    run: dict[str, str] = {}
+    if pytest_ids:
+        run["pytest"] = "pytest " + " ".join(shlex.quote(i) for i in sorted(pytest_ids))
+    if go:
+        run["go"] = " && ".join(
+            f"go test -run {shlex.quote('^(' + '|'.join(sorted(names)) + ')$')} "
+            f"{shlex.quote('./' + folder if folder else '.')}"
+            for folder, names in sorted(go.items())
+        )
+    if files:
+        run["files"] = " ".join(shlex.quote(f) for f in sorted(files))
+    return run
