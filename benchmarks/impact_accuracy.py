@@ -37,6 +37,7 @@ import _impact_misses as misses
 import _impact_oracle as oracle
 from _impact_oracle import Function, Project, Truth
 
+from symdiff.errors import SymdiffError
 from symdiff.model import Scope
 from symdiff.parse.testpaths import classify
 
@@ -265,6 +266,7 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     results: list[dict[str, Any]] = []
     seconds: list[float] = []
     not_changed: list[str] = []
+    errors: list[str] = []
     for f, jedi_set in zip(sample, jedi, strict=True):
         key = (f.path, f.name)
         phases = truth.tests[key]
@@ -279,7 +281,11 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
         row: dict[str, Any] = {"path": f.path, "name": f.name, "truth": sorted(true),
                                "jedi_callers": sorted(map(list, jedi_set))}  # fmt: skip
         if symdiff is not None:
-            answer, took = ask(*symdiff, project, f, mode=args.mode, depth=args.depth)
+            try:
+                answer, took = ask(*symdiff, project, f, mode=args.mode, depth=args.depth)
+            except SymdiffError as exc:  # e.g. a name the index does not know: nothing found
+                errors.append(f"{f.path}:{f.name}: {exc}")
+                answer, took = {"changed": [], "callers": [], "tests": []}, 0.0
             seconds.append(took)
             conf = {oracle.collapse(t["node_id"]): t["confidence"] for t in answer["tests"]}
             strong = {t for t, c in conf.items() if c in ("resolved", "name")}
@@ -333,6 +339,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
               f"precision {prec:.3f} (both {both}, only impact {oi}, only jedi {oj})")
         print(f"  impact answer: p50 {statistics.median(seconds) * 1000:.1f} ms, "
               f"max {max(seconds) * 1000:.1f} ms")
+        for e in errors:
+            print(f"  impact failed: {e}")
         if not_changed:
             print(f"  the edited function not among `changed`: {len(not_changed)}")
             for s in not_changed[: args.show]:
