@@ -3,8 +3,8 @@
 A fact set is (extractor version, language, kind): a blob's `symbols`, a pair of blobs'
 `changes` (keyed by `pair_blob`), a blob's references (`refs`, the reference index's input).
 Rows are read by whoever meets the blob again, and written by whoever learned them first
-(docs/storage.md, "Symbols by content"). A cache, not a record: losing a row costs one parse, so writes ignore conflicts and
-never hold a record back.
+(docs/storage.md, "Symbols by content"). A cache, not a record: losing a row costs one parse,
+so writes ignore conflicts and never hold a record back.
 """
 
 from __future__ import annotations
