@@ -42,10 +42,10 @@ if TYPE_CHECKING:  # the names of _LAZY, for type checkers; nothing here loads a
     )
     from symdiff.query.status import status
     from symdiff.record.daemon import watch
-    from symdiff.records import ChangeRecord
     from symdiff.record.heap import settle_heap
     from symdiff.record.indexer import Progress, Report
     from symdiff.record.retention import GcReport, collect
+    from symdiff.records import ChangeRecord
     from symdiff.store import Store
     from symdiff.symbols.history import History, symbol_history, symbol_source, symbol_view
     from symdiff.symbols.restore import restore_symbol

@@ -18,6 +18,7 @@ from typing import Any
 from conftest import daemon_settings, daemon_thread, git, make_settings, symdiff_cli
 from mcp.client.session import ClientSession
 from mcp_servers import call, env, http_server, run_http, run_stdio, text_of
+from mcp_servers import index as serve_index
 
 from symdiff import api
 from symdiff.impact.index import forget
@@ -213,9 +214,9 @@ def test_an_agent_turn_reaches_its_tests_by_the_cli(tmp_path: Path) -> None:
 
 def test_the_mcp_tool_over_stdio_and_diff_include_impact_over_http(tmp_path: Path) -> None:
     root = _project(tmp_path / "p")
-    api.index(make_settings(root, db=f"sqlite:///{root}/.symdiff/index.db"))
+    serve_index(root)  # as `symdiff index` does, on the servers' host
     _edit(root, "pkg/core.py", "return x + 1", "return x + 2")
-    api.index(make_settings(root, db=f"sqlite:///{root}/.symdiff/index.db"))
+    serve_index(root)
 
     async def tool(session: ClientSession) -> None:
         got = await call(session, "impact", {"symbols": ["Thing.grow"]})
@@ -240,3 +241,29 @@ def test_the_mcp_tool_over_stdio_and_diff_include_impact_over_http(tmp_path: Pat
 
     with http_server(["--root", str(root)], tmp_path) as served:
         run_http(served.url, with_diff)
+
+
+def test_retention_drops_the_references_of_replaced_versions(tmp_path: Path) -> None:
+    from symdiff.parse.version import extractor_version
+
+    root = _project(tmp_path / "p")
+    settings = make_settings(root)
+    api.index(settings)
+    api.impact(settings, symbols=["helper"])  # builds the index: every file's references
+    with api.open_store(settings) as store:
+        ws = store.find_workspace(str(settings.root), settings.host)
+        assert ws is not None
+        old = store.file_states(ws.id)["pkg/core.py"].blob_hash
+    _edit(root, "pkg/core.py", "return x + 1", "return x + 2")
+    api.index(settings)  # records the change: the new version's references are stored with it
+    version = extractor_version()
+    with api.open_store(settings) as store:
+        new = store.file_states(ws.id)["pkg/core.py"].blob_hash
+        assert set(store.load_facts(version, [("python", old), ("python", new)])) == {
+            ("python", old), ("python", new)}
+    report = api.collect(settings)
+    assert report.facts >= 1
+    with api.open_store(settings) as store:
+        # the old version's symbols stay (a record names its blob); its references go
+        assert store.load_facts(version, [("python", old)]) == {}
+        assert set(store.load_facts(version, [("python", new)])) == {("python", new)}

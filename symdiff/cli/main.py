@@ -1,8 +1,8 @@
 """The command line: the `symdiff` group and, in one place, the commands it holds.
 
 Each command is a thin click function in a module of its own job (record.py, status.py,
-changes.py, symbols.py, files.py, db.py, serve.py, ui.py, impact.py) that parses, calls `symdiff.api`
-and formats; what they share is in common.py.
+changes.py, symbols.py, files.py, db.py, serve.py, ui.py, impact.py) that parses, calls
+`symdiff.api` and formats; what they share is in common.py.
 """
 
 from __future__ import annotations

@@ -74,7 +74,8 @@ INSTRUCTIONS = (
     "server is read-only) to apply SEARCH/REPLACE edits, previewing by default (dry run) with "
     "the patch and the symbols the edit would change. `symbol_history` lists every recorded "
     "version of one function (saves never committed included) with its diff, `symbol_source` "
-    "shows a version's text, and `restore_symbol` puts one function back as it was."
+    "shows a version's text, and `restore_symbol` puts one function back as it was. After a "
+    "change, `impact` says which callers to check and which tests to run (with the command)."
 )
 
 

@@ -21,9 +21,11 @@ from collections.abc import Sequence
 import zstandard
 
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
+from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
 
 FORMAT = 1  # the first number of every symbols payload; a payload of another format is not read
 PAIR_FORMAT = 2  # the first number of a pair's payload (its line counts and symbol changes)
+REFS_FORMAT = 3  # the first number of a blob's references' payload
 _LEVEL = 9
 
 
@@ -123,3 +125,48 @@ def decode_pair(data: bytes) -> Pair:
     except (ValueError, TypeError) as exc:
         raise CodecError(f"not a stored pair payload: {exc}") from None
     return added, removed, changes
+
+
+_KIND_CODES = {kind: i for i, kind in enumerate(RefKind)}
+_KINDS = list(RefKind)
+
+
+def raw_refs(refs: FileRefs) -> bytes:
+    """The uncompressed form of a file's references: compact JSON, deterministic. The sources
+    (definition names) are listed once and named by their index; lines are differences from the
+    previous line of the same list."""
+    sources: dict[str, int] = {}
+    rows: list[list[object]] = []
+    line = 0
+    for r in refs.refs:
+        index = sources.setdefault(r.source, len(sources))
+        rows.append([index, r.target, _KIND_CODES[r.kind], r.line - line])
+        line = r.line
+    imports: list[list[object]] = []
+    line = 0
+    for i in refs.imports:
+        imports.append([i.local, i.module, i.name, i.line - line])
+        line = i.line
+    return json.dumps([REFS_FORMAT, refs.package, imports, list(sources), rows],
+                      separators=(",", ":"), ensure_ascii=False).encode()  # fmt: skip
+
+
+def refs_from_raw(data: bytes) -> FileRefs:
+    """The references of `raw_refs`'s form; CodecError when `data` is not such a form."""
+    try:
+        form, package, imports, sources, rows = json.loads(data)
+        if form != REFS_FORMAT or not isinstance(package, str):
+            raise CodecError(f"not a stored references payload of format {REFS_FORMAT}")
+        line = 0
+        out_imports = []
+        for local, module, name, dline in imports:
+            line += dline
+            out_imports.append(Import(local, module, name, line))
+        line = 0
+        out_refs = []
+        for index, target, kind, dline in rows:
+            line += dline
+            out_refs.append(Ref(sources[index], target, _KINDS[kind], line))
+    except (ValueError, TypeError, IndexError) as exc:
+        raise CodecError(f"not a stored references payload: {exc}") from None
+    return FileRefs(package, tuple(out_imports), tuple(out_refs))

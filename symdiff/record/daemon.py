@@ -95,8 +95,8 @@ class Daemon:
         import the last 720h of git history in the background after the start pass.
         `retention`: collect records older than `settings.keep_us` daily, and at start when
         overdue (retention.py). `refindex`: build the reference index of the files that lack
-        one in the background after the start pass (docs/impact.md). `clock`: the wall clock of the status file's times and of the
-        git quiet window (origins.py)."""
+        one in the background after the start pass (docs/impact.md). `clock`: the wall clock
+        of the status file's times and of the git quiet window (origins.py)."""
         self.settings = settings
         self.clock = clock
         self.history = history

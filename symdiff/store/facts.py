@@ -1,10 +1,10 @@
 """Facts by content: what was learned about a blob, stored once per (blob, fact set).
 
 A fact set is (extractor version, language, kind): a blob's `symbols`, a pair of blobs'
-`changes` (keyed by `pair_blob`), its references (`refs`, the reference index's input). Rows are read by whoever
-meets the blob again, and written by whoever learned them first (docs/storage.md, "Symbols by
-content"). A cache, not a record: losing a row costs one parse, so writes ignore conflicts and
-never hold a record back.
+`changes` (keyed by `pair_blob`), a blob's references (`refs`, the reference index's input).
+Rows are read by whoever meets the blob again, and written by whoever learned them first
+(docs/storage.md, "Symbols by content"). A cache, not a record: losing a row costs one parse,
+so writes ignore conflicts and never hold a record back.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from symdiff.store.engine import insert_ignore
 
 SYMBOLS = "symbols"  # a blob's symbols (parse/codec.raw)
 CHANGES = "changes"  # a pair of blobs' line counts and symbol changes (codec.raw_pair)
-REFS = "refs"  # a blob's references, the reference index's input (codec.pack_refs)
+REFS = "refs"  # a blob's references, the reference index's input (codec.raw_refs)
 _CHUNK = 500  # blobs per statement (bound parameters)
 US_PER_DAY = 86_400 * 1_000_000
 

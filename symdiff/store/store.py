@@ -485,7 +485,7 @@ class Store:
             symbols[key] = (own, base_raw, base, 0 if base_raw is None else shelf.depth(key))
         changes = {(language, facts.pair_blob(old, new)): (codec.raw_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
-        offered = {key: (codec.pack_refs(file_refs), None, None, 0)
+        offered = {key: (codec.raw_refs(file_refs), None, None, 0)
                    for key, (_, file_refs) in refs.items()}  # fmt: skip
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
@@ -512,7 +512,7 @@ class Store:
             if symbols is None:
                 continue
             try:
-                out[key] = (codec.from_raw(symbols), codec.unpack_refs(codec.unpack(data)))
+                out[key] = (codec.from_raw(symbols), codec.refs_from_raw(codec.unpack(data)))
             except codec.CodecError:
                 continue
         return out
@@ -530,7 +530,7 @@ class Store:
         symbols: dict[tuple[str, str], facts.Offer] = {
             key: (codec.raw(syms), None, None, 0) for key, (syms, _) in found.items()}
         refs: dict[tuple[str, str], facts.Offer] = {
-            key: (codec.pack_refs(file_refs), None, None, 0)
+            key: (codec.raw_refs(file_refs), None, None, 0)
             for key, (_, file_refs) in found.items()}  # fmt: skip
         with self._write() as conn:
             facts.save(conn, version, facts.SYMBOLS, symbols, now)
