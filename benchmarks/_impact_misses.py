@@ -2,6 +2,9 @@
 and from the coverage truth.
 
 The first tag that applies is the miss's reason:
+- `collected where imported`: the test's class or function is defined in another test file and
+  imported into this one, where pytest collects it again (`from test_x import TestC` in
+  test_y.py gives `test_y.py::TestC::test_f`);
 - `fixture`: the test runs the function only in its setup or teardown;
 - `caller not in the graph`: a static caller jedi finds, which this test executes too, is not
   among impact's callers (a reference the index did not resolve);
@@ -36,6 +39,7 @@ class Corpus:
     values: frozenset[str]  # names used as a value (not called, not defined, not imported)
     subclassed: frozenset[str]  # class names some class derives from
     named: dict[str, frozenset[str]]  # path -> identifiers it uses
+    defined: dict[str, frozenset[str]]  # path -> the classes and functions at its top level
 
 
 def _name(node: ast.expr) -> str | None:
@@ -51,6 +55,7 @@ def read(texts: dict[str, str]) -> Corpus:
     values: set[str] = set()
     subclassed: set[str] = set()
     named: dict[str, frozenset[str]] = {}
+    defined: dict[str, frozenset[str]] = {}
     for path, text in texts.items():
         try:
             tree = ast.parse(text)
@@ -73,7 +78,10 @@ def read(texts: dict[str, str]) -> Corpus:
             if isinstance(node.ctx, ast.Load) and id(node) not in called:
                 values.add(name)
         named[path] = frozenset(used)
-    return Corpus(texts, frozenset(strings), frozenset(values), frozenset(subclassed), named)
+        defined[path] = frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef
+                                  | ast.AsyncFunctionDef | ast.ClassDef))  # fmt: skip
+    return Corpus(texts, frozenset(strings), frozenset(values), frozenset(subclassed), named,
+                  defined)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,9 @@ def why(corpus: Corpus, m: Miss, test: str) -> list[str]:
     f = m.function
     short = f.name.rsplit(".", 1)[-1]
     tags: list[str] = []
+    path, _, rest = test.partition("::")
+    if path in corpus.defined and rest.split("::", 1)[0] not in corpus.defined[path]:
+        tags.append("collected where imported")
     if m.phases[test] <= {"setup", "teardown"}:
         tags.append("fixture")
     ran = sorted(c for c in m.jedi if test in m.tests_of.get(c, {}))

@@ -43,6 +43,7 @@ from symdiff.parse.testpaths import classify
 
 JEDI = Path(__file__).resolve().parent / "_impact_jedi.py"
 MARK = "pass  # impact-accuracy"
+FUNCTION_KINDS = frozenset({"function", "method", "async_function", "async_method"})
 
 Key = tuple[str, str]  # (path, qualified name)
 
@@ -294,7 +295,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
             changed = {(c["path"], c["name"]) for c in answer["changed"]}
             if key not in changed:
                 not_changed.append(f"{f.path}:{f.name} (changed: {sorted(changed)[:3]})")
-            depth1 = {(c["path"], c["name"]) for c in answer["callers"] if c["depth"] == 1}
+            depth1 = {(c["path"], c["name"]) for c in answer["callers"]
+                      if c["depth"] == 1 and c["kind"] in FUNCTION_KINDS}  # as jedi's are
             both, only_impact, only_jedi = score_callers(depth1, jedi_set)
             callers_total.update(both=both, impact=only_impact, jedi=only_jedi)
             row |= {"predicted": conf, "callers": sorted(map(list, depth1)), "recall": recall}
