@@ -33,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _impact_experiments as experiments
 import _impact_misses as misses
 import _impact_oracle as oracle
 from _impact_oracle import Function, Project, Truth
@@ -227,7 +228,10 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     ap.add_argument("--pytest-arg", action="append", default=[], help="passed to pytest")
     ap.add_argument("--show", type=int, default=40, help="misses printed")
     ap.add_argument("--json", type=Path, help="write the per-function results here")
+    ap.add_argument("--experiment", action="append", default=[], choices=experiments.RULES,
+                    help="try a proposed walk rule in this process (_impact_experiments.py)")
     args = ap.parse_args()
+    experiments.install(tuple(args.experiment))
 
     project = oracle.checkout(args.project_dir, tuple(args.package))
     python = args.venv / "bin" / "python" if args.venv else oracle.make_venv(project)
@@ -255,6 +259,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     symdiff = load_impact(project)
 
     print(f"impact accuracy: {project.name} @ {project.commit[:12]} ({project.origin})")
+    if args.experiment:
+        print(f"  EXPERIMENT: walk rules not in symdiff: {', '.join(args.experiment)}")
     print(f"  mode {args.mode}, depth {args.depth}, sample {len(sample)} of "
           f"{sum(classify(k[0]) is Scope.IMPL for k in truth.tests)} executed functions "
           f"(seed {args.seed}); suite {len(suite)} tests (parametrised cases collapsed)")
