@@ -114,7 +114,7 @@ def why(corpus: Corpus, m: Miss, test: str) -> list[str]:
         tags.append("walk stopped after caller " + ", ".join(f"{p}:{n}" for p, n in ran[:3]))
     if m.predicted.get(test) == "mention":
         tags.append("mention only")
-    if short.startswith("__") and short.endswith("__"):
+    if is_dunder(short):
         tags.append("dunder")
     if short in corpus.strings:
         tags.append("by string")
@@ -125,6 +125,11 @@ def why(corpus: Corpus, m: Miss, test: str) -> list[str]:
     if short in corpus.named.get(test.split("::", 1)[0], ()):
         tags.append("named by the test")
     return tags or ["indirect"]
+
+
+def is_dunder(name: str) -> bool:
+    last = name.rsplit(".", 1)[-1]
+    return last.startswith("__") and last.endswith("__")
 
 
 def reason(tag: str) -> str:

@@ -305,6 +305,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
                       if c["depth"] == 1 and c["kind"] in FUNCTION_KINDS}  # as jedi's are
             both, only_impact, only_jedi = score_callers(depth1, jedi_set)
             callers_total.update(both=both, impact=only_impact, jedi=only_jedi)
+            if not misses.is_dunder(f.name):  # jedi finds no operator, `with` or construction
+                callers_total.update(both_nd=both, impact_nd=only_impact, jedi_nd=only_jedi)
             row |= {"predicted": conf, "callers": sorted(map(list, depth1)), "recall": recall}
             if recall < 1:
                 every = frozenset((c["path"], c["name"]) for c in answer["callers"])
@@ -340,11 +342,13 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     print("  (recall and share: means over the sample; precision: mean over non-empty "
           "selections; micro-p: all hits / all picks; full: functions with recall 1)")
     if symdiff is not None:
-        both, oi, oj = callers_total["both"], callers_total["impact"], callers_total["jedi"]
-        rec = both / (both + oj) if both + oj else 1.0
-        prec = both / (both + oi) if both + oi else 1.0
-        print(f"  callers at depth 1 vs jedi (implementation callers): recall {rec:.3f}, "
-              f"precision {prec:.3f} (both {both}, only impact {oi}, only jedi {oj})")
+        for suffix, label in (("", ""), ("_nd", ", dunder methods left out")):
+            both, oi, oj = (callers_total[k + suffix] for k in ("both", "impact", "jedi"))
+            rec = both / (both + oj) if both + oj else 1.0
+            prec = both / (both + oi) if both + oi else 1.0
+            print(f"  callers at depth 1 vs jedi (implementation callers{label}): recall "
+                  f"{rec:.3f}, precision {prec:.3f} (both {both}, only impact {oi}, "
+                  f"only jedi {oj})")  # fmt: skip
         print(f"  impact answer: p50 {statistics.median(seconds) * 1000:.1f} ms, "
               f"max {max(seconds) * 1000:.1f} ms")
         for e in errors:
