@@ -224,7 +224,7 @@ def test_stdio_starts_and_lists_tools_with_schemas(workspace: Workspace) -> None
     directory), its flags (--db, --read-only) reach the server, and a call is answered."""
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "symbol_history",
-                                                 "symbol_source", "blame"})
+                                                 "symbol_source", "blame", "impact"})
         assert len(await records(session)) == 50  # the root is the working directory
     run_stdio(["--db", workspace.db_url, "--read-only"], check, cwd=workspace.root)
 

@@ -52,12 +52,8 @@ def missing(store: Store, version: str, states: Mapping[str, FileState]) -> list
     """The files whose blob has no stored symbols and references: (path, key), by path."""
     keys = {path: (language, state.blob_hash) for path, state in states.items()
             if (language := indexed(path)) is not None}  # fmt: skip
-    have = _have(store, version, sorted(set(keys.values())))
+    have = store.have_refs(version, sorted(set(keys.values())))
     return sorted((path, key) for path, key in keys.items() if key not in have)
-
-
-def _have(store: Store, version: str, keys: Sequence[Key]) -> set[Key]:
-    return set(store.load_facts(version, keys)) if keys else set()
 
 
 Facts = tuple[tuple[Symbol, ...], FileRefs]  # a blob's symbols and references

@@ -86,6 +86,25 @@ def load(conn: Connection, extractor: str, kind: str,
     return out
 
 
+def present(conn: Connection, extractor: str, kind: str,
+            keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:  # fmt: skip
+    """Which of these (language, blob) keys have a stored row of `kind` (not read)."""
+    ids = set_ids(conn, extractor, {(language, kind) for language, _ in keys}, create=False)
+    language_of = {id_: language for (language, _), id_ in ids.items()}
+    by_set: dict[int, list[str]] = {}
+    for language, blob in sorted(set(keys)):
+        if (language, kind) in ids:
+            by_set.setdefault(ids[(language, kind)], []).append(blob)
+    bf = t.blob_facts.c
+    out = set()
+    for set_id, blobs in by_set.items():
+        for i in range(0, len(blobs), _CHUNK):
+            for blob, in conn.execute(select(bf.blob).where(
+                    bf.set_id == set_id, bf.blob.in_(blobs[i : i + _CHUNK]))):
+                out.add((language_of[set_id], blob))
+    return out
+
+
 # What to store: the raw form (codec.raw), and for a delta its base's raw form, base blob and
 # depth; `save` packs it as a delta, or whole when the base row is not there.
 Offer = tuple[bytes, bytes | None, str | None, int]

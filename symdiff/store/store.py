@@ -517,6 +517,11 @@ class Store:
                 continue
         return out
 
+    def have_refs(self, version: str, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (language, blob) keys have stored references (none is read)."""
+        with self._read() as conn:
+            return facts.present(conn, version, facts.REFS, keys) if keys else set()
+
     def keep_facts(self, version: str,
                    found: Mapping[tuple[str, str], tuple[Sequence[Symbol], FileRefs]], *,
                    now_us: int | None = None) -> int:  # fmt: skip
