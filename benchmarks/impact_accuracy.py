@@ -4,13 +4,16 @@ tests coverage.py says execute it (issue 26).
 The truth, the sample and the venv are benchmarks/_impact_oracle.py's (it says how). For each
 sampled function, `--mode edit` inserts `pass` as the first statement of its body in the
 scratch clone, asks `impact(settings, against="HEAD")` and restores the file; `--mode names`
-asks `impact(settings, symbols=["path:Name"])`. Scored beside two peers computed in the same
+asks `impact(settings, symbols=["path:Name"])`. Scored beside peers computed in the same
 run: the tests of every test file that imports the changed module (the rule is `importers`
-below), and running everything. The callers at depth 1 are compared with jedi's
-`Script.get_references` (each reference's enclosing function is a caller).
+below; strictly, and with a package import counting for its modules), of every test file that
+names the function, and running everything. The callers at depth 1 are compared with jedi's
+`Script.get_references` (each reference's enclosing function is a caller). Each missed test is
+tagged with why (_impact_misses.py); `--experiment` tries a proposed walk rule in this process
+(_impact_experiments.py). Figures and their reading: docs/impact.md, "Accuracy".
 
 Run: .venv/bin/python benchmarks/impact_accuracy.py PROJECT_DIR [--sample N] [--seed S]
-     [--mode edit|names] [--venv DIR] [--json OUT]
+     [--mode edit|names] [--venv DIR] [--json OUT] [--experiment nested|deadend]
 PROJECT_DIR is a git clone; its HEAD is what is measured (cloned again under
 benchmarks/.cache/impact, where the venv and the coverage data are cached too).
 """
