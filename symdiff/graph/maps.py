@@ -7,6 +7,8 @@ side (`edges.py`).
 
 from __future__ import annotations
 
+import gc
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +30,7 @@ class Entry:
     compiled: Compiled
     symbols: Mapping[str, Symbol]
     test_scope: bool
+    children: Mapping[str, tuple[str, ...]]  # Symbol.name -> the names defined right inside it
 
 
 def last_name(name: str) -> str:
@@ -35,24 +38,42 @@ def last_name(name: str) -> str:
     return name.replace("::", ".").rpartition(".")[2]
 
 
-_Table = dict[str, set[tuple[str, ...]]]
+_Table = defaultdict[str, set[tuple[str, ...]]]
 _Op = Callable[[_Table, str, tuple[str, ...]], None]
 
 
-def _add(table: dict[str, set[tuple[str, ...]]], key: str, value: tuple[str, ...]) -> None:
-    bucket = table.get(key)
-    if bucket is None:
-        table[key] = {value}
-    else:
-        bucket.add(value)
+def _add(table: _Table, key: str, value: tuple[str, ...]) -> None:
+    table[key].add(value)
 
 
-def _drop(table: dict[str, set[tuple[str, ...]]], key: str, value: tuple[str, ...]) -> None:
+def _drop(table: _Table, key: str, value: tuple[str, ...]) -> None:
     bucket = table.get(key)
     if bucket is not None:
         bucket.discard(value)
         if not bucket:
             del table[key]
+
+
+class Memo:
+    """The query side's caches: each a pure function of the maps, dropped on every change."""
+
+    def __init__(self) -> None:
+        self.module_keys: dict[str, tuple[str, ...]] = {}
+        self.definition_keys: dict[Node, frozenset[str]] = {}
+        self.reach_keys: dict[Node, frozenset[str]] = {}
+        self.subclasses: dict[Node, tuple[Node, ...]] = {}
+        self.bases: dict[Node, tuple[Node, ...]] = {}
+        self.users: dict[tuple[Node, bool], dict[Node, str]] = {}
+        self.tests: dict[Node, tuple[tuple[str, str, str], ...]] = {}
+        self.resolved: dict[str, tuple[Node, ...]] = {}
+        self.bindings: dict[str, dict[str, list[str]]] = {}
+
+    def clear(self) -> None:
+        """Forget everything."""
+        tables = (self.module_keys, self.definition_keys, self.reach_keys, self.subclasses,
+                  self.bases, self.users, self.tests, self.resolved, self.bindings)  # fmt: skip
+        for table in tables:
+            table.clear()
 
 
 class Index:
@@ -62,23 +83,32 @@ class Index:
         self.test_patterns = tuple(test_patterns)
         self.go_modules = dict(go_modules)
         self.files: dict[str, Entry] = {}
-        self.by_key: dict[str, set[tuple[str, ...]]] = {}  # key -> users
-        self.by_name: dict[str, set[tuple[str, ...]]] = {}  # last part -> (path, source, anchor)
-        self.mentions: dict[str, set[tuple[str, ...]]] = {}  # test files' uses by last part
-        self.exports: dict[str, set[tuple[str, ...]]] = {}  # module key -> (path, member, local)
-        self.subclasses: dict[str, set[tuple[str, ...]]] = {}  # base key -> (path, class)
-        self.subclasses_by_name: dict[str, set[tuple[str, ...]]] = {}
-        self.fixture_defs: dict[str, set[tuple[str, ...]]] = {}  # name -> (path, symbol)
-        self.fixture_users: dict[str, set[tuple[str, ...]]] = {}  # name -> (path, source)
-        self.defs_by_last: dict[str, set[tuple[str, ...]]] = {}  # last part -> (path, name)
-        self.py_modules: dict[str, set[tuple[str, ...]]] = {}  # any dotted suffix -> (path,)
+        self.by_key: _Table = defaultdict(set)  # key -> users
+        self.by_name: _Table = defaultdict(set)  # last part -> (path, source, anchor)
+        self.mentions: _Table = defaultdict(set)  # test files' uses by last part
+        self.exports: _Table = defaultdict(set)  # module key + member -> (path, member, local)
+        self.subclasses: _Table = defaultdict(set)  # base key -> (path, class)
+        self.subclasses_by_name: _Table = defaultdict(set)
+        self.fixture_defs: _Table = defaultdict(set)  # name -> (path, symbol)
+        self.fixture_users: _Table = defaultdict(set)  # name -> (path, source)
+        self.defs_by_last: _Table = defaultdict(set)  # last part -> (path, name)
+        self.py_modules: _Table = defaultdict(set)  # any dotted suffix -> (path,)
         self.init_dirs: set[str] = set()
-        self.version = 0  # bumped on every change: the edges' caches key on it
+        self.version = 0  # bumped on every change
+        self.memo = Memo()  # what queries worked out from the maps, until the next change
 
     def add_all(self, files: Iterable[FileFacts]) -> None:
         """Index many files (the initial build)."""
-        for facts in files:
-            self.update(facts)
+        # Hundreds of thousands of small tuples and sets, none of them garbage: the collector's
+        # passes over them cost the build ~40% (1.4 s against 2.4 s on Django).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for facts in files:
+                self.update(facts)
+        finally:
+            if enabled:
+                gc.enable()
 
     def update(self, facts: FileFacts) -> None:
         """Index one file, replacing what it held."""
@@ -87,24 +117,34 @@ class Index:
         compiled = compile_file(facts, self.go_modules)
         symbols = {s.name: s for s in facts.symbols}
         test_scope = classify(facts.path, self.test_patterns) is Scope.TEST
-        entry = Entry(facts, compiled, symbols, test_scope)
+        children: dict[str, list[str]] = {}
+        for symbol in facts.symbols:
+            if symbol.parent is not None:
+                children.setdefault(symbol.parent, []).append(symbol.name)
+        entry = Entry(facts, compiled, symbols, test_scope,
+                      {k: tuple(v) for k, v in children.items()})  # fmt: skip
         self.files[facts.path] = entry
         self._apply(entry, _add)
-        self.version += 1
+        self.changed()
 
     def remove(self, path: str) -> None:
         """Forget one file."""
         entry = self.files.pop(path, None)
         if entry is not None:
             self._apply(entry, _drop)
-            self.version += 1
+            self.changed()
+
+    def changed(self) -> None:
+        """Forget what queries worked out from the maps."""
+        self.version += 1
+        self.memo.clear()
 
     def _apply(self, entry: Entry, op: _Op) -> None:
         self._apply_uses(entry, op)
         path = entry.facts.path
         compiled = entry.compiled
         for module, member, local in compiled.exports:
-            op(self.exports, module, (path, member, local))
+            op(self.exports, module + member, (path, member, local))
         for cls, base in compiled.bases:
             for key in base.keys:
                 op(self.subclasses, key, (path, cls))
@@ -128,6 +168,17 @@ class Index:
 
     def _apply_uses(self, entry: Entry, op: _Op) -> None:
         path = entry.facts.path
+        if op is _add:  # the build's hot loop, without a call per entry
+            by_key, by_name, mentions = self.by_key, self.by_name, self.mentions
+            for use in entry.compiled.uses:
+                user = (path, use.source)
+                for key in use.keys:
+                    by_key[key].add(user)
+                if use.fallback:
+                    by_name[use.last].add((path, use.source, use.anchor))
+                if entry.test_scope:
+                    mentions[use.last].add(user)
+            return
         for use in entry.compiled.uses:
             user = (path, use.source)
             for key in use.keys:

@@ -97,50 +97,91 @@ def _weaker(a: str, b: str) -> str:
     return a if RANK[a] <= RANK[b] else b
 
 
-def _bfs(edges: Edges, start: Node, budget: int) -> dict[Node, tuple[int, str, str]]:
-    """Every node reaching `start`: (depth, via, confidence), smallest depth, best confidence."""
+class _Reach:
+    """How the walk reached a node: first depth, the node before, best confidence, which starts."""
+
+    __slots__ = ("confidence", "depth", "starts", "via")
+
+    def __init__(self, depth: int, via: str, confidence: str, starts: int) -> None:
+        self.depth = depth
+        self.via = via
+        self.confidence = confidence
+        self.starts = starts  # a bit per changed symbol that reaches this node
+
+
+def _by_name(policy: Policy, level: int) -> bool:
+    return policy.name_max_depth is None or level <= policy.name_max_depth
+
+
+def _walk(edges: Edges, starts: Sequence[Node]) -> dict[Node, _Reach]:
+    """Every node reaching a start, breadth first from all of them at once, within the budget."""
     policy = edges.policy
-    best: dict[Node, tuple[int, str, str]] = {start: (0, "", RESOLVED)}
-    frontier = [start]
+    reached: dict[Node, _Reach] = {}
+    for bit, start in enumerate(starts):
+        if start in reached:
+            reached[start].starts |= 1 << bit
+        else:
+            reached[start] = _Reach(0, "", RESOLVED, 1 << bit)
+    frontier = list(reached)
     level = 0
-    while frontier and len(best) < budget:
+    while frontier and len(reached) < policy.node_budget:
         level += 1
-        by_name = policy.name_max_depth is None or level <= policy.name_max_depth
-        found: dict[Node, tuple[int, str, str]] = {}
+        by_name = _by_name(policy, level)
+        found = []
         for node in frontier:
-            reach = best[node][2]
+            here = reached[node]
             for user, confidence in edges.users(node, by_name=by_name).items():
-                if user in best:
-                    continue
-                path_confidence = _weaker(reach, confidence)
-                seen = found.get(user)
-                if seen is None or RANK[path_confidence] > RANK[seen[2]]:
-                    found[user] = (level, node[1], path_confidence)
-        best.update(found)
+                path_confidence = _weaker(here.confidence, confidence)
+                seen = reached.get(user)
+                if seen is None:
+                    reached[user] = _Reach(level, node[1], path_confidence, here.starts)
+                    found.append(user)
+                elif seen.depth == level:
+                    seen.starts |= here.starts
+                    if RANK[path_confidence] > RANK[seen.confidence]:
+                        seen.via, seen.confidence = node[1], path_confidence
         frontier = [n for n in found if not is_test(edges.ix, n)]
-    return best
+    _spread_starts(edges, reached)
+    return reached
+
+
+def _spread_starts(edges: Edges, reached: dict[Node, _Reach]) -> None:
+    """Which starts reach each node by any path the walk saw, not only by its shortest."""
+    if len({r.starts for r in reached.values()}) <= 1:
+        return
+    work = [n for n in reached if not is_test(edges.ix, n)]
+    while work:
+        node = work.pop()
+        here = reached[node]
+        for user in edges.users(node, by_name=_by_name(edges.policy, here.depth + 1)):
+            seen = reached.get(user)
+            if seen is not None and here.starts & ~seen.starts:
+                seen.starts |= here.starts
+                if not is_test(edges.ix, user):
+                    work.append(user)
 
 
 def impact(
     ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy
 ) -> Impact:
     """The callers to `depth`, the tests at any depth, and the fallback to tests that name."""
+    starts = [(c.path, c.name) for c in changed]
+    reached = _walk(edges, starts)
     callers: dict[Node, tuple[int, str, str]] = {}
     tests: dict[str, TestHit] = {}
-    budget = max(policy.node_budget // max(len(changed), 1), 1000)
-    starts = {(c.path, c.name) for c in changed}
-    for change in changed:
-        start = (change.path, change.name)
-        reached = _bfs(edges, start, budget)
-        found_test = False
-        for node, (level, via, confidence) in reached.items():
-            if 0 < level <= depth and node not in starts:
-                _keep(callers, node, (level, via, confidence))
-            for test, extra in _tests_at(ix, node, policy):
-                found_test = True
-                via_test = node[1] if extra else via
-                _keep_test(tests, test, level + extra, via_test, confidence)
-        if not found_test:
+    tested = 0  # the starts some test reaches
+    start_set = set(starts)
+    for node, reach in reached.items():
+        if 0 < reach.depth <= depth and node not in start_set:
+            callers[node] = (reach.depth, reach.via, reach.confidence)
+        for test, extra in _tests_at(ix, node, policy):
+            if extra and policy.expand_needs_resolved and reach.confidence != RESOLVED:
+                continue
+            tested |= reach.starts
+            via = node[1] if extra else reach.via
+            _keep_test(tests, test, reach.depth + extra, via, reach.confidence)
+    for bit, change in enumerate(changed):
+        if not tested & (1 << bit):
             for test in _mentions(ix, change):
                 _keep_test(tests, test, 1, change.name, MENTION)
     return Impact(
@@ -161,12 +202,6 @@ def _tests_at(ix: Index, node: Node, policy: Policy) -> list[tuple[TestId, int]]
     out = [(t, extra) for t in own]
     out.extend((t, 1) for t in fixture_scope_tests(ix, node))
     return out
-
-
-def _keep(table: dict[Node, tuple[int, str, str]], node: Node, hit: tuple[int, str, str]) -> None:
-    seen = table.get(node)
-    if seen is None or (hit[0], -RANK[hit[2]]) < (seen[0], -RANK[seen[2]]):
-        table[node] = hit
 
 
 def _keep_test(
