@@ -323,3 +323,17 @@ def test_rust_use_paths() -> None:
     impact = Graph(files).impact([Changed("src/net/conn.rs", "dial", "modified")])
     assert [(c.path, c.name, c.confidence) for c in impact.callers] == [
         ("src/main.rs", "main", "resolved"), ("src/net/mod.rs", "up", "resolved")]
+
+
+def test_an_edit_inside_bodies_updates_cached_answers() -> None:
+    lib = facts("lib.py", "def frobnicate():\n    pass\ndef other():\n    pass\n")
+    user = "def use(obj):\n    obj.frobnicate()\n"
+    graph = Graph([lib, facts("b.py", user, refs=[("use", "lib_mod.frobnicate", CALL)])])
+    change = [Changed("lib.py", "frobnicate", "modified")]
+    assert [c.confidence for c in graph.impact(change).callers] == ["name"]
+    graph.update(facts("b.py", user, refs=[("use", "obj.other", CALL)]))  # same shape, new uses
+    assert graph.impact(change).callers == ()
+    assert [c.name for c in graph.impact([Changed("lib.py", "other", "given")]).callers] == ["use"]
+    graph.update(facts("b.py", user, [("frobnicate", "lib", "frobnicate")],
+                       [("use", "frobnicate", CALL)]))  # fmt: skip
+    assert [c.confidence for c in graph.impact(change).callers] == ["resolved"]

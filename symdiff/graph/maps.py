@@ -63,17 +63,33 @@ class Memo:
         self.reach_keys: dict[Node, frozenset[str]] = {}
         self.subclasses: dict[Node, tuple[Node, ...]] = {}
         self.bases: dict[Node, tuple[Node, ...]] = {}
-        self.users: dict[tuple[Node, bool], dict[Node, str]] = {}
         self.tests: dict[Node, tuple[tuple[str, str, str], ...]] = {}
         self.resolved: dict[str, tuple[Node, ...]] = {}
+        self.is_test: dict[Node, bool] = {}
         self.bindings: dict[str, dict[str, list[str]]] = {}
 
     def clear(self) -> None:
         """Forget everything."""
         tables = (self.module_keys, self.definition_keys, self.reach_keys, self.subclasses,
-                  self.bases, self.users, self.tests, self.resolved, self.bindings)  # fmt: skip
+                  self.bases, self.tests, self.resolved, self.bindings, self.is_test)  # fmt: skip
         for table in tables:
             table.clear()
+
+
+def _same_shape(old: Entry, new: Entry) -> bool:
+    """Whether a file kept what the query side's caches depend on besides its uses: its
+    definitions' names, kinds and nesting, re-exports, bases, fixtures and scope."""
+    a, b = old.compiled, new.compiled
+    return (
+        old.test_scope == new.test_scope
+        and old.children == new.children
+        and [(s.name, s.kind) for s in old.facts.symbols]
+        == [(s.name, s.kind) for s in new.facts.symbols]
+        and a.exports == b.exports and a.bases == b.bases and a.fixtures == b.fixtures
+        and a.fixture_uses == b.fixture_uses and a.module_lifecycle == b.module_lifecycle
+        and old.facts.refs.imports == new.facts.refs.imports
+        and old.facts.refs.package == new.facts.refs.package
+    )  # fmt: skip
 
 
 class Index:
@@ -94,7 +110,11 @@ class Index:
         self.defs_by_last: _Table = defaultdict(set)  # last part -> (path, name)
         self.py_modules: _Table = defaultdict(set)  # any dotted suffix -> (path,)
         self.init_dirs: set[str] = set()
-        self.version = 0  # bumped on every change
+        self.version = 0  # bumped on every change of a file's shape: every cache is dropped
+        # An edit that changed only uses: the keys and names whose users changed, until the
+        # walk's edge cache has dropped the nodes that depend on them.
+        self.dirty_keys: set[str] = set()
+        self.dirty_names: set[str] = set()
         self.memo = Memo()  # what queries worked out from the maps, until the next change
 
     def add_all(self, files: Iterable[FileFacts]) -> None:
@@ -112,8 +132,9 @@ class Index:
 
     def update(self, facts: FileFacts) -> None:
         """Index one file, replacing what it held."""
-        if facts.path in self.files:
-            self.remove(facts.path)
+        old = self.files.pop(facts.path, None)
+        if old is not None:
+            self._apply(old, _drop)
         compiled = compile_file(facts, self.go_modules)
         symbols = {s.name: s for s in facts.symbols}
         test_scope = classify(facts.path, self.test_patterns) is Scope.TEST
@@ -125,7 +146,10 @@ class Index:
                       {k: tuple(v) for k, v in children.items()})  # fmt: skip
         self.files[facts.path] = entry
         self._apply(entry, _add)
-        self.changed()
+        if old is not None and _same_shape(old, entry):
+            self._uses_changed(old, entry)
+        else:
+            self.changed()
 
     def remove(self, path: str) -> None:
         """Forget one file."""
@@ -135,9 +159,20 @@ class Index:
             self.changed()
 
     def changed(self) -> None:
-        """Forget what queries worked out from the maps."""
+        """Forget everything queries worked out from the maps (a file's shape changed)."""
         self.version += 1
         self.memo.clear()
+        self.dirty_keys.clear()
+        self.dirty_names.clear()
+
+    def _uses_changed(self, old: Entry, new: Entry) -> None:
+        """Only a file's uses changed (an edit inside bodies): queries forget only the nodes
+        whose users those uses' keys and names were (`walk.Edges` reads these sets)."""
+        before, after = set(old.compiled.uses), set(new.compiled.uses)
+        for use in before ^ after:
+            self.dirty_keys.update(use.keys)
+            if use.fallback:
+                self.dirty_names.add(use.last)
 
     def _apply(self, entry: Entry, op: _Op) -> None:
         self._apply_uses(entry, op)

@@ -62,6 +62,13 @@ def _class_tests(entry: Entry, cls: str) -> list[str]:
 
 def is_test(ix: Index, node: Node) -> bool:
     """A test itself: the walk reports it and goes no further."""
+    found = ix.memo.is_test.get(node)
+    if found is None:
+        found = ix.memo.is_test[node] = _is_test(ix, node)
+    return found
+
+
+def _is_test(ix: Index, node: Node) -> bool:
     path, name = node
     entry = ix.files.get(path)
     if entry is None or not entry.test_scope:
