@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from symdiff.graph.keys import language_of, own_keys
+from symdiff.graph.keys import language_of, own_keys, qualified_name
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.keys.python import absolute, package_of
-from symdiff.graph.maps import Entry, Index, Node, last_name
+from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
 
 ALIAS_DEPTH = 4
@@ -44,21 +44,35 @@ def _file_info(ix: Index, path: str) -> tuple[str, str]:
 
 
 def _module_keys(ix: Index, path: str) -> tuple[str, ...]:
-    language, package = _file_info(ix, path)
-    return own_keys(language, path, package, "", ix.init_dirs)[0]
+    keys = ix.memo.module_keys.get(path)
+    if keys is None:
+        language, package = _file_info(ix, path)
+        keys = ix.memo.module_keys[path] = own_keys(language, path, package, "", ix.init_dirs)[0]
+    return keys
 
 
-def definition_keys(ix: Index, path: str, name: str) -> set[str]:
+def definition_keys(ix: Index, path: str, name: str) -> frozenset[str]:
     """The keys a definition is used under: its module's with its name, and re-exports."""
+    node = (path, name)
+    keys = ix.memo.definition_keys.get(node)
+    if keys is None:
+        keys = ix.memo.definition_keys[node] = frozenset(_definition_keys(ix, path, name))
+    return keys
+
+
+def _definition_keys(ix: Index, path: str, name: str) -> set[str]:
     language, package = _file_info(ix, path)
-    modules, qual = own_keys(language, path, package, name, ix.init_dirs)
+    modules = _module_keys(ix, path)
+    qual = qualified_name(language, name, package)
     keys = {m + qual for m in modules}
     frontier = [(m, qual) for m in modules]
     for _ in range(ALIAS_DEPTH):
         found: list[tuple[str, str]] = []
         for module, q in frontier:
             first, _, rest = q.partition(".")
-            for exporter, member, local in ix.exports.get(module, ()):
+            exporters = [*ix.exports.get(module + first, ()), *ix.exports.get(module + "*", ()),
+                         *ix.exports.get(module, ())]  # fmt: skip
+            for exporter, member, local in exporters:
                 if member == "*":
                     alias = q
                 elif member == "":
@@ -94,8 +108,15 @@ def _owner(name: str) -> tuple[str, str]:
     return owner, member
 
 
-def subclasses(ix: Index, path: str, cls: str, policy: Policy) -> list[Node]:
+def subclasses(ix: Index, path: str, cls: str, policy: Policy) -> tuple[Node, ...]:
     """Every class below `cls`, transitively (resolved bases; named ones when the policy allows)."""
+    found = ix.memo.subclasses.get((path, cls))
+    if found is None:
+        found = ix.memo.subclasses[(path, cls)] = tuple(_subclasses(ix, path, cls, policy))
+    return found
+
+
+def _subclasses(ix: Index, path: str, cls: str, policy: Policy) -> list[Node]:
     out: list[Node] = []
     seen = {(path, cls)}
     frontier = [(path, cls)]
@@ -123,27 +144,50 @@ def _name_ok(ix: Index, last: str, policy: Policy) -> bool:
     return len(ix.defs_by_last.get(last, ())) <= policy.name_max_definitions
 
 
-def reach_keys(ix: Index, path: str, name: str, policy: Policy) -> set[str]:
+def reach_keys(ix: Index, path: str, name: str, policy: Policy) -> frozenset[str]:
     """Every key whose users reach the definition: its own, its class's, its subclasses'."""
-    keys = definition_keys(ix, path, name)
+    found = ix.memo.reach_keys.get((path, name))
+    if found is None:
+        found = ix.memo.reach_keys[(path, name)] = frozenset(_reach_keys(ix, path, name, policy))
+    return found
+
+
+def _reach_keys(ix: Index, path: str, name: str, policy: Policy) -> set[str]:
+    keys = set(definition_keys(ix, path, name))
     owner, member = _owner(name)
     if not owner or not _is_class(ix, path, owner):
         return keys
     classes = [(path, owner), *subclasses(ix, path, owner, policy)]
     dunder = member.startswith("__") and member.endswith("__")
-    for p, c in classes[1:]:
-        keys |= definition_keys(ix, p, f"{c}.{member}")
+    for p, c in classes[1:]:  # `self.m()` inside a subclass that does not override `m`
+        sub_entry = ix.files.get(p)
+        if sub_entry is None or f"{c}.{member}" not in sub_entry.symbols:
+            keys.update(m + c + "." + member for m in _module_keys(ix, p))
     if dunder or member in CONSTRUCTORS:
         for p, c in classes:
             keys |= definition_keys(ix, p, c)
-    if policy.overrides_reach_base_callers:
+    if policy.overrides != "none":
         for base_path, base in bases(ix, path, owner):
-            keys |= definition_keys(ix, base_path, f"{base}.{member}")
+            base_entry = ix.files.get(base_path)
+            if base_entry is None or f"{base}.{member}" not in base_entry.symbols:
+                continue
+            if policy.overrides == "base_callers":
+                keys |= definition_keys(ix, base_path, f"{base}.{member}")
+            else:  # "class": whoever makes or names the subclass can dispatch to the override
+                keys |= definition_keys(ix, path, owner)
+                break
     return keys
 
 
-def bases(ix: Index, path: str, cls: str) -> list[Node]:
+def bases(ix: Index, path: str, cls: str) -> tuple[Node, ...]:
     """The classes `cls` derives from, resolved to definitions, transitively."""
+    found = ix.memo.bases.get((path, cls))
+    if found is None:
+        found = ix.memo.bases[(path, cls)] = tuple(_bases(ix, path, cls))
+    return found
+
+
+def _bases(ix: Index, path: str, cls: str) -> list[Node]:
     out: list[Node] = []
     seen = {(path, cls)}
     frontier = [(path, cls)]
@@ -166,35 +210,69 @@ def bases(ix: Index, path: str, cls: str) -> list[Node]:
     return out
 
 
-def resolve(ix: Index, key: str, depth: int = 0) -> list[Node]:
-    """The definitions a Python key names, following re-exports (forward, for bases)."""
-    if not key.startswith("py:") or depth > ALIAS_DEPTH:
+def resolve(ix: Index, key: str) -> tuple[Node, ...]:
+    """The definitions a Python key names, following re-exports (forward: bases, `find`)."""
+    found = ix.memo.resolved.get(key)
+    if found is None:
+        found = ix.memo.resolved[key] = tuple(dict.fromkeys(_resolve(ix, key, {key})))
+    return found
+
+
+def _resolve(ix: Index, key: str, seen: set[str]) -> list[Node]:
+    if not key.startswith("py:") or len(seen) > 4 * ALIAS_DEPTH:
         return []
-    dotted = key[3:]
-    parts = dotted.split(".")
+    parts = key[3:].split(".")
     out: list[Node] = []
     for cut in range(len(parts) - 1, 0, -1):
         module, qual = ".".join(parts[:cut]), ".".join(parts[cut:])
         for (path,) in ix.py_modules.get(module, ()):
-            entry = ix.files[path]
-            if qual in entry.symbols:
+            if module not in _module_keys_plain(ix, path):
+                continue
+            if qual in ix.files[path].symbols:
                 out.append((path, qual))
                 continue
             first, _, rest = qual.partition(".")
-            for imp_module, member in _bindings(entry, first):
-                target = f"{imp_module}.{member}" if member else imp_module
-                out.extend(resolve(ix, f"py:{target}{'.' + rest if rest else ''}", depth + 1))
+            for target in _bindings(ix, path).get(first, ()):
+                follow = f"py:{target}.{rest}" if rest else f"py:{target}"
+                if follow not in seen:
+                    seen.add(follow)
+                    out.extend(_resolve(ix, follow, seen))
         if out:
             return out
     return out
 
 
-def _bindings(entry: Entry, local: str) -> list[tuple[str, str]]:
-    """What a Python file's imports bind to `local`: (module, member)."""
-    out = []
+def _module_keys_plain(ix: Index, path: str) -> set[str]:
+    return {k[3:-1] for k in _module_keys(ix, path)}
+
+
+def _bindings(ix: Index, path: str) -> dict[str, list[str]]:
+    """What a Python file's imports bind: local name → the dotted names it may mean."""
+    found = ix.memo.bindings.get(path)
+    if found is not None:
+        return found
+    entry = ix.files[path]
+    package = package_of(path)
+    found = {}
+    wildcards = []
     for imp in entry.facts.refs.imports:
-        if imp.local == local or (imp.name == "*" and not imp.local):
-            module = absolute(imp.module, package_of(entry.facts.path))
-            member = imp.name if imp.name != "*" else local
-            out.append((module, member))
-    return out
+        module = absolute(imp.module, package)
+        if imp.name == "*":
+            wildcards.append(module)
+        elif imp.local:
+            found.setdefault(imp.local, []).append(f"{module}.{imp.name}" if imp.name else module)
+    if wildcards:
+        found = _WithWildcards(found, wildcards)
+    ix.memo.bindings[path] = found
+    return found
+
+
+class _WithWildcards(dict[str, list[str]]):
+    """Bindings where a name no import binds may come from a wildcard import."""
+
+    def __init__(self, bound: dict[str, list[str]], wildcards: list[str]) -> None:
+        super().__init__(bound)
+        self.wildcards = wildcards
+
+    def get(self, local: str, default: object = None) -> list[str]:  # type: ignore[override,unused-ignore]
+        return self[local] if local in self else [f"{w}.{local}" for w in self.wildcards]

@@ -52,7 +52,7 @@ class Graph:
             candidates = ix.defs_by_last.get(last_name(spec), set())
             nodes = [(p, n) for p, n in candidates if n == spec]
             if not nodes and "." in spec:
-                nodes = resolve(ix, "py:" + spec)
+                nodes = list(resolve(ix, "py:" + spec))
             if not nodes:
                 nodes = [(p, n) for p, n in candidates if _suffix(n, spec)]
         return [Changed(p, n, "given") for p, n in sorted(set(nodes), key=self._order)]

@@ -19,10 +19,16 @@ class Policy:
     # Name edges are followed only from nodes nearer the change than this (1: only uses of the
     # changed symbols themselves); None for any depth. Applies to the callers and the tests.
     name_max_depth: int | None = None
-    # A method changed in a subclass reaches the callers of the base class's method of the same
-    # name (dynamic dispatch: `self.m()` in the base runs the override).
-    overrides_reach_base_callers: bool = True
-    # The test walk's bound: nodes visited across all changed symbols.
+    # A changed method that overrides a base class's method is reached, besides its own users,
+    # by: "class" the users of its class (who makes a subclass instance can dispatch to the
+    # override), "base_callers" every caller of the base's method (`self.m()` in the base:
+    # dynamic dispatch, the widest), "none" nobody more.
+    overrides: str = "class"
+    # A setUp, a test class or an autouse fixture stands for every test it runs before only when
+    # the walk reached it through resolved edges alone (framework code reached by name would
+    # otherwise select the whole suite).
+    expand_needs_resolved: bool = True
+    # The walk's bound: nodes visited across all changed symbols.
     node_budget: int = 20_000
     # A name shorter than this never makes a name edge (`f`, `id`, `x`).
     name_min_length: int = 3

@@ -54,15 +54,21 @@ def _pytest_id(path: str, name: str) -> str:
 
 def _class_tests(entry: Entry, cls: str) -> list[str]:
     """The test methods a class defines directly (their last names)."""
-    depth = cls.count(".") + 1
     return [
-        name.rpartition(".")[2] for name in entry.symbols
-        if name.startswith(cls + ".") and name.count(".") == depth and _python_test(entry, name)
+        name.rpartition(".")[2] for name in entry.children.get(cls, ())
+        if _python_test(entry, name)
     ]  # fmt: skip
 
 
 def is_test(ix: Index, node: Node) -> bool:
     """A test itself: the walk reports it and goes no further."""
+    found = ix.memo.is_test.get(node)
+    if found is None:
+        found = ix.memo.is_test[node] = _is_test(ix, node)
+    return found
+
+
+def _is_test(ix: Index, node: Node) -> bool:
     path, name = node
     entry = ix.files.get(path)
     if entry is None or not entry.test_scope:
@@ -82,6 +88,15 @@ def _go_test(path: str, name: str) -> bool:
 
 def tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:
     """The tests a reached node is, or runs before: a test, a test class, a setUp."""
+    found = ix.memo.tests.get(node)
+    if found is None:
+        found = ix.memo.tests[node] = tuple(
+            (t.path, t.name, t.node_id) for t in _tests_of(ix, node, policy)
+        )
+    return [TestId(*t) for t in found]
+
+
+def _tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:
     path, name = node
     entry = ix.files.get(path)
     if entry is None or not entry.test_scope:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, reach_keys
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
@@ -11,7 +12,7 @@ from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
 
-Users = dict[Node, str]  # user -> confidence
+Users = dict[Node, int]  # user -> RANK of the edge's confidence
 
 
 class Edges:
@@ -21,17 +22,38 @@ class Edges:
         self.ix = ix
         self.policy = policy
         self._version = -1
-        self._cache: dict[tuple[Node, bool], Users] = {}
+        self._named: dict[Node, Users] = {}  # with name edges
+        self._plain: dict[Node, Users] = {}  # resolved edges only
+        # Which cached nodes read which key and which name: an edit's uses drop only those.
+        self._by_key: dict[str, set[Node]] = {}
+        self._by_name: dict[str, set[Node]] = {}
+
+    def fresh(self) -> None:
+        """Drop what the index's changes made stale."""
+        ix = self.ix
+        if self._version != ix.version:
+            for table in (self._named, self._plain, self._by_key, self._by_name):
+                table.clear()
+            self._version = ix.version
+        if ix.dirty_keys or ix.dirty_names:
+            stale: set[Node] = set()
+            for key in ix.dirty_keys:
+                stale.update(self._by_key.pop(key, ()))
+            for name in ix.dirty_names:
+                stale.update(self._by_name.pop(name, ()))
+            for node in stale:
+                self._named.pop(node, None)
+                self._plain.pop(node, None)
+            ix.dirty_keys.clear()
+            ix.dirty_names.clear()
 
     def users(self, node: Node, *, by_name: bool) -> Users:
-        """Who uses `node`: resolved uses, fixture users, and name joins when allowed."""
-        if self._version != self.ix.version:
-            self._cache.clear()
-            self._version = self.ix.version
-        cached = self._cache.get((node, by_name))
+        """Who uses `node`: resolved uses, fixture users, and name joins when allowed (call
+        `fresh` first, once per walk)."""
+        cache = self._named if by_name else self._plain
+        cached = cache.get(node)
         if cached is None:
-            cached = self._compute(node, by_name)
-            self._cache[(node, by_name)] = cached
+            cached = cache[node] = self._compute(node, by_name)
         return cached
 
     def _compute(self, node: Node, by_name: bool) -> Users:
@@ -40,17 +62,21 @@ class Edges:
             return {}
         ix = self.ix
         out: Users = {}
+        resolved = RANK[RESOLVED]
         for key in reach_keys(ix, path, name, self.policy):
+            self._by_key.setdefault(key, set()).add(node)
             for user in ix.by_key.get(key, ()):
-                out[(user[0], user[1])] = RESOLVED
+                out[(user[0], user[1])] = resolved
         for user in self._fixture_users(node):
-            out[user] = RESOLVED
+            out[user] = resolved
         last = last_name(name)
+        self._by_name.setdefault(last, set()).add(node)
         if by_name and self._name_ok(last):
+            named = RANK[NAME]
             for user_path, source, anchor in ix.by_name.get(last, ()):
                 if anchor and anchor not in ix.py_modules:
                     continue  # a chain through a module outside the workspace
-                out.setdefault((user_path, source), NAME)
+                out.setdefault((user_path, source), named)
         out.pop(node, None)
         return out
 
@@ -64,7 +90,7 @@ class Edges:
         """The tests and fixtures that ask for `node` as a fixture and see this definition."""
         path, name = node
         entry = self.ix.files.get(path)
-        if entry is None:
+        if entry is None or not entry.compiled.fixtures:
             return []
         out: list[Node] = []
         for fixture in entry.compiled.fixtures:
@@ -93,59 +119,109 @@ def _visible(defs: list[Node], user_path: str) -> list[Node]:
         folder = posixpath.dirname(folder)
 
 
-def _weaker(a: str, b: str) -> str:
-    return a if RANK[a] <= RANK[b] else b
+CONFIDENCE = {rank: name for name, rank in RANK.items()}
 
 
-def _bfs(edges: Edges, start: Node, budget: int) -> dict[Node, tuple[int, str, str]]:
-    """Every node reaching `start`: (depth, via, confidence), smallest depth, best confidence."""
-    policy = edges.policy
-    best: dict[Node, tuple[int, str, str]] = {start: (0, "", RESOLVED)}
+@dataclass(slots=True)
+class _Walk:
+    """What the walk found: per node its first depth, the node before, the best confidence (a
+    RANK) over paths of that depth, and a bit per start that reached it first."""
+
+    depth: dict[Node, int] = field(default_factory=dict)
+    via: dict[Node, str] = field(default_factory=dict)
+    rank: dict[Node, int] = field(default_factory=dict)
+    starts: dict[Node, int] = field(default_factory=dict)
+
+
+def _by_name(policy: Policy, level: int) -> bool:
+    return policy.name_max_depth is None or level <= policy.name_max_depth
+
+
+def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
+    """Every node reaching a start, breadth first from all of them at once, within the budget."""
+    policy, ix = edges.policy, edges.ix
+    out = _Walk()
+    depth, via, rank, bits = out.depth, out.via, out.rank, out.starts
+    for bit, start in enumerate(starts):
+        if start not in depth:
+            depth[start], via[start], rank[start], bits[start] = 0, "", RANK[RESOLVED], 0
+        bits[start] |= 1 << bit
+    frontier = list(depth)
+    level = 0
+    while frontier and len(depth) < policy.node_budget:
+        level += 1
+        by_name = _by_name(policy, level)
+        found = []
+        for node in frontier:
+            here_rank, here_bits, name = rank[node], bits[node], node[1]
+            for user, edge_rank in edges.users(node, by_name=by_name).items():
+                path_rank = here_rank if here_rank < edge_rank else edge_rank
+                seen = depth.get(user)
+                if seen is None:
+                    depth[user], via[user] = level, name
+                    rank[user], bits[user] = path_rank, here_bits
+                    found.append(user)
+                elif seen == level:
+                    bits[user] |= here_bits
+                    if path_rank > rank[user]:
+                        via[user], rank[user] = name, path_rank
+        frontier = [n for n in found if not is_test(ix, n)]
+    return out
+
+
+def _reaches_a_test(edges: Edges, start: Node) -> bool:
+    """Whether some test reaches `start` (the walk's first-reach bits can hide it)."""
+    ix, policy = edges.ix, edges.policy
+    seen = {start}
     frontier = [start]
     level = 0
-    while frontier and len(best) < budget:
+    while frontier and len(seen) < policy.node_budget:
         level += 1
-        by_name = policy.name_max_depth is None or level <= policy.name_max_depth
-        found: dict[Node, tuple[int, str, str]] = {}
+        found = []
         for node in frontier:
-            reach = best[node][2]
-            for user, confidence in edges.users(node, by_name=by_name).items():
-                if user in best:
+            for user, edge_rank in edges.users(node, by_name=_by_name(policy, level)).items():
+                if user in seen:
                     continue
-                path_confidence = _weaker(reach, confidence)
-                seen = found.get(user)
-                if seen is None or RANK[path_confidence] > RANK[seen[2]]:
-                    found[user] = (level, node[1], path_confidence)
-        best.update(found)
-        frontier = [n for n in found if not is_test(edges.ix, n)]
-    return best
+                seen.add(user)
+                if _tests_at(ix, user, policy, edge_rank == RANK[RESOLVED]):
+                    return True
+                if not is_test(ix, user):
+                    found.append(user)
+        frontier = found
+    return False
 
 
 def impact(
     ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy
 ) -> Impact:
     """The callers to `depth`, the tests at any depth, and the fallback to tests that name."""
-    callers: dict[Node, tuple[int, str, str]] = {}
+    starts = [(c.path, c.name) for c in changed]
+    edges.fresh()
+    walk = _walk(edges, starts)
+    callers: list[tuple[Node, int]] = []
     tests: dict[str, TestHit] = {}
-    budget = max(policy.node_budget // max(len(changed), 1), 1000)
-    starts = {(c.path, c.name) for c in changed}
-    for change in changed:
-        start = (change.path, change.name)
-        reached = _bfs(edges, start, budget)
-        found_test = False
-        for node, (level, via, confidence) in reached.items():
-            if 0 < level <= depth and node not in starts:
-                _keep(callers, node, (level, via, confidence))
-            for test, extra in _tests_at(ix, node, policy):
-                found_test = True
-                via_test = node[1] if extra else via
-                _keep_test(tests, test, level + extra, via_test, confidence)
-        if not found_test:
-            for test in _mentions(ix, change):
-                _keep_test(tests, test, 1, change.name, MENTION)
+    tested = 0  # the starts some test reaches
+    start_set = set(starts)
+    resolved = RANK[RESOLVED]
+    for node, level in walk.depth.items():
+        if 0 < level <= depth and node not in start_set:
+            callers.append((node, level))
+        entry = ix.files.get(node[0])
+        if entry is None or not entry.test_scope:
+            continue
+        confidence = walk.rank[node]
+        for test, extra in _tests_at(ix, node, policy, confidence == resolved):
+            tested |= walk.starts[node]
+            _keep_test(tests, test, level + extra, node[1] if extra else walk.via[node],
+                       CONFIDENCE[confidence])  # fmt: skip
+    for bit, change in enumerate(changed):
+        if tested & (1 << bit) or _reaches_a_test(edges, starts[bit]):
+            continue
+        for test in _mentions(ix, change):
+            _keep_test(tests, test, 1, change.name, MENTION)
     return Impact(
         changed=tuple(changed),
-        callers=tuple(_caller_hits(ix, callers)),
+        callers=tuple(_caller_hits(ix, walk, callers)),
         tests=tuple(sorted(tests.values(), key=lambda t: (t.depth, t.path, t.node_id))),
         run=run_commands(
             (TestId(t.path, t.name, t.node_id) for t in tests.values()),
@@ -154,19 +230,18 @@ def impact(
     )
 
 
-def _tests_at(ix: Index, node: Node, policy: Policy) -> list[tuple[TestId, int]]:
+def _tests_at(ix: Index, node: Node, policy: Policy, resolved: bool) -> list[tuple[TestId, int]]:
     """The tests a reached node is (0 more steps) or runs before (1 more: setUp, autouse)."""
-    own = tests_of(ix, node, policy)
-    extra = 0 if is_test(ix, node) else 1
-    out = [(t, extra) for t in own]
+    entry = ix.files.get(node[0])
+    if entry is None or not entry.test_scope:
+        return []
+    if is_test(ix, node):
+        return [(t, 0) for t in tests_of(ix, node, policy)]
+    if policy.expand_needs_resolved and not resolved:
+        return []
+    out = [(t, 1) for t in tests_of(ix, node, policy)]
     out.extend((t, 1) for t in fixture_scope_tests(ix, node))
     return out
-
-
-def _keep(table: dict[Node, tuple[int, str, str]], node: Node, hit: tuple[int, str, str]) -> None:
-    seen = table.get(node)
-    if seen is None or (hit[0], -RANK[hit[2]]) < (seen[0], -RANK[seen[2]]):
-        table[node] = hit
 
 
 def _keep_test(
@@ -187,16 +262,17 @@ def _mentions(ix: Index, change: Changed) -> list[TestId]:
     return out
 
 
-def _caller_hits(ix: Index, callers: dict[Node, tuple[int, str, str]]) -> list[CallerHit]:
+def _caller_hits(ix: Index, walk: _Walk, callers: list[tuple[Node, int]]) -> list[CallerHit]:
     out = []
-    for (path, name), (level, via, confidence) in callers.items():
+    for (path, name), level in callers:
         entry = ix.files.get(path)
         symbol = entry.symbols.get(name) if entry is not None else None
         kind = symbol.kind if symbol is not None else ("module" if not name else "")
         line = symbol.start_line if symbol is not None else 1
-        out.append(CallerHit(name, path, kind, line, level, via, confidence))
+        confidence = CONFIDENCE[walk.rank[(path, name)]]
+        out.append(CallerHit(name, path, kind, line, level, walk.via[(path, name)], confidence))
     out.sort(key=lambda c: (c.depth, c.path, c.start_line, c.name))
     return out
 
 
-__all__ = ["NAME", "Edges", "impact"]
+__all__ = ["Edges", "impact"]

@@ -59,4 +59,17 @@ def own_keys(
     return (), name
 
 
-__all__ = ["Compiled", "Use", "compile_file", "language_of", "last_part", "own_keys"]
+def qualified_name(language: str, name: str, package: str) -> str:
+    """A Symbol.name as its keys spell it, inside its module."""
+    if language == "go":
+        return golang.qualified(name)
+    if language in JVM:
+        return jvm.qualified(name, package)
+    if language == "rust":
+        return rust.qualified(name)
+    return name
+
+
+__all__ = [
+    "Compiled", "Use", "compile_file", "language_of", "last_part", "own_keys", "qualified_name",
+]

@@ -10,6 +10,7 @@ entries.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from symdiff.model import Symbol
 from symdiff.parse.refs import RefKind
@@ -20,8 +21,7 @@ CLASS_KINDS = frozenset({
 })  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
+class Use(NamedTuple):
     """One reference, compiled: the keys it resolves to, and whether it may join by name.
 
     `anchor` is the module a name-joinable use went through (`os` for `os.path.join`): when no

@@ -95,6 +95,9 @@ class _Binder:
         self.bindings: dict[str, tuple[str, str]] = {}  # local -> (qualified, module)
         self.wildcards: list[str] = []
         self.exports: list[tuple[str, str, str]] = []
+        # A package's `__init__` re-exports what it imports; another module's imports are its
+        # own business, but for `import *` (a settings module built from another).
+        reexports = path.rpartition("/")[2].startswith("__init__.")
         for imp in refs.imports:
             module = absolute(imp.module, package)
             if imp.name == "*":
@@ -104,11 +107,13 @@ class _Binder:
                 qualified = f"{module}.{imp.name}" if module else imp.name
                 if imp.local:
                     self.bindings[imp.local] = (qualified, module)
-                self.exports.append((f"py:{module}.", imp.name, imp.local or imp.name))
+                if reexports:
+                    self.exports.append((f"py:{module}.", imp.name, imp.local or imp.name))
             elif imp.local:
                 bound = module if imp.local != module.partition(".")[0] else imp.local
                 self.bindings[imp.local] = (bound, bound)
-                self.exports.append((f"py:{module}.", "", imp.local))
+                if reexports:
+                    self.exports.append((f"py:{module}.", "", imp.local))
         self.dotted_locals = sorted((b for b in self.bindings if "." in b), key=len, reverse=True)
 
     def scoped(self, first: str, source: str) -> str | None:
@@ -153,7 +158,9 @@ class _Binder:
 def compile_python(path: str, symbols: tuple[Symbol, ...], refs: FileRefs) -> Compiled:
     """A Python file's uses, re-exports, bases and fixtures."""
     binder = _Binder(path, symbols, refs)
-    plain = [r for r in refs.refs if r.kind is not RefKind.FIXTURE]
+    # One use per (definition, name, kind): a call made five times is one edge.
+    plain = [r for r in {(r.source, r.target, r.kind): r for r in refs.refs}.values()
+             if r.kind is not RefKind.FIXTURE]
     # Bases first (no `super` inside a base list): `super().m` then means each base's `m`.
     bases = base_uses(symbols, [binder.use(r.source, r.target, r.kind, {}) for r in plain
                                 if r.kind is RefKind.TYPE],
