@@ -11,6 +11,7 @@ before anyone writes it in symdiff/graph. Off unless asked for; never used by sy
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 FUNCTION_KINDS = frozenset({"function", "method", "async_function", "async_method"})
@@ -25,9 +26,15 @@ def install(rules: tuple[str, ...]) -> None:
     from symdiff.graph.keys.common import CLASS_KINDS
 
     original = walk.Edges._compute
+    # The walk's users carry a confidence: its name, or (since the faster walk) its rank.
+    from symdiff.graph.edges import RANK
 
-    def compute(self: Any, node: tuple[str, str], by_name: bool) -> dict[tuple[str, str], str]:
-        out: dict[tuple[str, str], str] = original(self, node, by_name)
+    ranked = "RANK[" in inspect.getsource(original)
+    strong = RANK[walk.RESOLVED] if ranked else walk.RESOLVED
+    weak = RANK[walk.NAME] if ranked else walk.NAME
+
+    def compute(self: Any, node: tuple[str, str], by_name: bool) -> dict[tuple[str, str], Any]:
+        out: dict[tuple[str, str], Any] = original(self, node, by_name)
         path, name = node
         entry = self.ix.files.get(path)
         parent = name.rpartition(".")[0]
@@ -35,9 +42,9 @@ def install(rules: tuple[str, ...]) -> None:
         if owner is None:
             return out
         if "nested" in rules and owner.kind in FUNCTION_KINDS:
-            out.setdefault((path, parent), walk.RESOLVED)
+            out.setdefault((path, parent), strong)
         if "deadend" in rules and not out and owner.kind in CLASS_KINDS:
-            out[(path, parent)] = walk.NAME
+            out[(path, parent)] = weak
         return out
 
     walk.Edges._compute = compute
