@@ -22,7 +22,6 @@ import functools
 import keyword
 import re
 from collections.abc import Iterable, Sequence
-from typing import cast
 
 from symdiff.model import Symbol
 from symdiff.parse.reflangs.common import Unfrozen as _Unfrozen
@@ -78,7 +77,7 @@ _Hit = tuple[bytes, bytes, bytes]
 _NOTHING: _Hit = (b"", b"", b"")
 _FIELD = re.compile(rb"(?<!\{)\{(?!\{)([^{}]*+)\}")  # an f-string's replacement field
 _NAMES = re.compile(rb"[A-Za-z_][\w.]*")
-_KEYWORDS = frozenset(w.encode() for w in (*keyword.kwlist, *keyword.softkwlist))
+_KEYWORDS = frozenset(w.encode() for w in keyword.kwlist)
 _NOT_FIXTURES = frozenset({b"self", b"cls", b"request"})
 _FIXTURE_VALUE = re.compile(rb"getfixturevalue\(\s*['\"](\w+)['\"]")
 
@@ -112,15 +111,7 @@ def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool =
     refs: dict[tuple[str, str, int], Ref] = {}
     for lo, hi, name, owner, first, hits, others in runs:
         _segment(source, lo, hi, name, owner, first, hits, others, bound, local_types, refs)
-    ordered = sorted(refs.values(), key=_ORDER)
-    return FileRefs("", tuple(imports), tuple(ordered))
-
-
-def _order(r: Ref) -> tuple[int, str, str, str]:
-    return r.line, r.source, r.kind, r.target
-
-
-_ORDER = _order
+    return FileRefs("", tuple(imports), tuple([refs[key] for key in sorted(refs)]))
 
 
 def _import_order(i: Import) -> tuple[int, str, str, str]:
@@ -138,7 +129,7 @@ def _segment(source: bytes, lo: int, hi: int, name: str, owner: Symbol | None, f
     params = _params(owner.signature) if owner is not None else ()
     names &= bound
     if names:
-        names.difference_update(params, (t for t, _ in uses))
+        names.difference_update(params, [t for t, _ in uses])
         for target in names:
             uses[target, _NAME] = target
     if local and local_types:
@@ -160,12 +151,9 @@ def _segment(source: bytes, lo: int, hi: int, name: str, owner: Symbol | None, f
             made.source, made.target, made.kind = name, text, _KINDS[kind]
             made.line = first if at < 0 else first + source.count(b"\n", lo, at)
             made.__class__ = Ref  # type: ignore[assignment]
-            refs[key] = cast(Ref, made)
+            refs[key] = made  # type: ignore[assignment]
     if owner is not None and lo == owner.start_byte:
-        short = name.rpartition(".")[2]
-        decorators = [t for t, k in uses if k is _DECORATOR]
-        if short.startswith("test") or decorators or "usefixtures" in owner.signature:
-            _fixtures(name, owner, first, params, decorators, refs)
+        _pytest(name, owner, first, params, uses, refs)
     if (b"request.getfixturevalue", _CALL) in uses:
         for fixture in _FIXTURE_VALUE.findall(source, lo, hi):
             text = fixture.decode()
@@ -237,6 +225,17 @@ _KINDS = (RefKind.CALL, RefKind.ATTR, RefKind.TYPE, RefKind.NAME, RefKind.DECORA
 _BLANKS = b" \t\r\n\\"
 _WRAPPED = re.compile(rb"[ \t\r\n\\]")
 _PAREN = ord("(")
+
+
+def _pytest(name: str, owner: Symbol, first: int, params: tuple[bytes, ...], uses: _Uses,
+            refs: dict[tuple[str, str, int], Ref]) -> None:  # fmt: skip
+    """`_fixtures`, for a definition that may have any (most have none: read them cheaply)."""
+    decorators = [t for t, k in uses if k is _DECORATOR]
+    test = len(params) > 1 or params[:1] not in ((), (b"self",), (b"cls",))
+    if (test and name.rpartition(".")[2].startswith("test")) or decorators:
+        _fixtures(name, owner, first, params, decorators, refs)
+    elif "usefixtures" in owner.signature:
+        _fixtures(name, owner, first, (), decorators, refs)
 
 
 def _fixtures(name: str, owner: Symbol, first: int, params: Iterable[bytes],
