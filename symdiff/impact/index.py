@@ -77,9 +77,8 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
         chunk = todo[start : start + CHUNK]
         texts = [(key, store.get_blob(key[1])) for key in chunk]
         wanted = [(key, text) for key, text in texts if text is not None]
-        found = dict(zip([key for key, _ in wanted],
-                         pool.refs_of([(key[0], text) for key, text in wanted]),
-                         strict=True))  # fmt: skip
+        found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
+            wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
         store.keep_facts(version, found)
         out.update(found)
         if progress is not None:

@@ -522,7 +522,7 @@ class Store:
             if symbols is None:
                 continue
             try:
-                out[key] = (codec.from_raw(symbols), codec.refs_from_raw(codec.unpack(data)))
+                out[key] = (codec.from_raw(symbols), codec.from_raw_refs(codec.unpack(data)))
             except codec.CodecError:
                 continue
         return out
