@@ -36,6 +36,9 @@ class Policy:
     # class (per-test coverage does not see it), and every user of a central class would
     # follow. Methods are nodes of their own and are always followed.
     expand_classes: bool = False
+    # A method with no user at all (dispatched by `getattr`, registered in a dict) is reached,
+    # as a `name` edge, by the users of its class and of the classes below it.
+    dead_end_methods: bool = True
     # The walk's bound: nodes visited across all changed symbols.
     node_budget: int = 20_000
     # A name shorter than this never makes a name edge (`f`, `id`, `x`).

@@ -6,7 +6,15 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, reach_keys
+from symdiff.graph.edges import (
+    MENTION,
+    NAME,
+    RANK,
+    RESOLVED,
+    definition_keys,
+    reach_keys,
+    subclasses,
+)
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
@@ -84,7 +92,27 @@ class Edges:
                     continue  # a chain through a module outside the workspace
                 out.setdefault((user_path, source), named)
         out.pop(node, None)
+        if not out and self.policy.dead_end_methods:
+            self._through_class(node, out)
         return out
+
+    def _through_class(self, node: Node, out: Users) -> None:
+        """A method nothing names (called through `getattr(self, "visit_" + kind)`, a dict of
+        handlers): reached, by name, by whoever uses its class or a class below it."""
+        ix = self.ix
+        entry = ix.files.get(node[0])
+        owner = node[1].rpartition(".")[0]
+        symbol = entry.symbols.get(owner) if entry is not None and owner else None
+        if symbol is None or symbol.kind not in CLASS_KINDS:
+            return
+        named = RANK[NAME]
+        for p, c in ((node[0], owner), *subclasses(ix, node[0], owner, self.policy)):
+            for key in definition_keys(ix, p, c):
+                self._by_key.setdefault(key[max(key.rfind("."), key.rfind(":")) + 1 :],
+                                        set()).add(node)  # fmt: skip
+                for user in ix.by_key.get(key, ()):
+                    out.setdefault((user[0], user[1]), named)
+        out.pop(node, None)
 
     def in_tests(self, node: Node) -> bool:
         """Whether a node is test code (a test file's definition)."""
@@ -198,7 +226,11 @@ def _goes_on(edges: Edges, node: Node) -> bool:
         return True
     entry = edges.ix.files.get(node[0])
     symbol = entry.symbols.get(node[1]) if entry is not None else None
-    return symbol is None or symbol.kind not in CLASS_KINDS
+    if symbol is None or symbol.kind not in CLASS_KINDS:
+        return True
+    # A class made inside a function: its body runs when that function runs.
+    parent = entry.symbols.get(symbol.parent) if entry is not None and symbol.parent else None
+    return parent is not None and parent.kind not in CLASS_KINDS
 
 
 def _reaches_a_test(edges: Edges, start: Node) -> bool:
