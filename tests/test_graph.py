@@ -116,7 +116,9 @@ def test_inheritance_constructors_and_dunders() -> None:
     ]  # fmt: skip
     graph = Graph(files)
     helper = graph.impact([Changed("m/base.py", "Base.helper", "modified")])
-    assert [(c.name, c.depth) for c in helper.callers] == [("Sub.run", 1)]
+    # nothing names Sub.run: whoever uses Sub reaches it (by name)
+    assert [(c.name, c.depth, c.confidence) for c in helper.callers] == [
+        ("Sub.run", 1, "resolved"), ("build", 2, "name")]
     init = graph.impact([Changed("m/base.py", "Base.__init__", "modified")])
     # Sub() runs Base.__init__; the class Sub names Base as its base
     assert {c.name for c in init.callers} == {"build", "compare", "Sub"}
@@ -337,3 +339,39 @@ def test_an_edit_inside_bodies_updates_cached_answers() -> None:
     graph.update(facts("b.py", user, [("frobnicate", "lib", "frobnicate")],
                        [("use", "frobnicate", CALL)]))  # fmt: skip
     assert [c.confidence for c in graph.impact(change).callers] == ["resolved"]
+
+
+def test_what_the_accuracy_benchmark_missed() -> None:
+    """Nested definitions, fixture values, dispatch by name, test classes imported elsewhere,
+    stubs (docs/impact.md, "The misses")."""
+    files = [
+        facts("lib.py", "class Runner:\n    def invoke(self):\n        pass\n"
+                        "    def visit_x(self):\n        pass\ndef command(f):\n    pass\n"),
+        facts("lib.pyi", "def command(f): ...\ndef stubbed(): ...\n",
+              refs=[("stubbed", "command", CALL)]),
+        facts("tests/conftest.py", "import pytest\n@pytest.fixture\ndef runner():\n"
+              "    return Runner()\n",
+              [("Runner", "lib", "Runner")],
+              [("runner", "pytest.fixture", DECO), ("runner", "Runner", CALL)]),
+        facts("tests/test_cli.py",
+              "def test_local(runner):\n    @command\n    def cli():\n        pass\n"
+              "    runner.invoke(cli)\n"
+              "class TestVisit:\n    def test_v(self):\n        pass\n",
+              [("command", "lib", "command"), ("Runner", "lib", "Runner")],
+              [("test_local", "runner", FIX), ("test_local.cli", "command", DECO),
+               ("test_local", "runner.invoke", CALL), ("TestVisit.test_v", "Runner", CALL)]),
+        facts("tests/test_again.py", "def test_other():\n    pass\n",
+              [("TestVisit", "tests.test_cli", "TestVisit")]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    command = graph.impact([Changed("lib.py", "command", "modified")])
+    assert [c.name for c in command.callers] == ["test_local.cli", "test_local"]  # not the stub
+    assert [t.node_id for t in command.tests] == ["tests/test_cli.py::test_local"]
+    invoke = graph.impact([Changed("lib.py", "Runner.invoke", "modified")])
+    assert [(t.node_id, t.confidence) for t in invoke.tests] == [
+        ("tests/test_cli.py::test_local", "resolved")]
+    visit = graph.impact([Changed("lib.py", "Runner.visit_x", "modified")])
+    assert [(t.node_id, t.confidence) for t in visit.tests] == [
+        ("tests/test_again.py::TestVisit::test_v", "name"),
+        ("tests/test_cli.py::TestVisit::test_v", "name"),
+        ("tests/test_cli.py::test_local", "name")]  # fmt: skip

@@ -159,6 +159,10 @@ def _reach_keys(ix: Index, path: str, name: str, policy: Policy) -> set[str]:
         return keys
     classes = [(path, owner), *subclasses(ix, path, owner, policy)]
     dunder = member.startswith("__") and member.endswith("__")
+    for p, c in classes:  # `runner.invoke` where the fixture `runner` makes this class
+        for key in definition_keys(ix, p, c):
+            for (fixture,) in ix.fixture_types.get(key, ()):
+                keys.add(f"fx:{fixture}.{member}")
     for p, c in classes[1:]:  # `self.m()` inside a subclass that does not override `m`
         sub_entry = ix.files.get(p)
         if sub_entry is None or f"{c}.{member}" not in sub_entry.symbols:

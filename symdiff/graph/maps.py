@@ -87,6 +87,7 @@ def _same_shape(old: Entry, new: Entry) -> bool:
         == [(s.name, s.kind) for s in new.facts.symbols]
         and a.exports == b.exports and a.bases == b.bases and a.fixtures == b.fixtures
         and a.fixture_uses == b.fixture_uses and a.module_lifecycle == b.module_lifecycle
+        and a.fixture_types == b.fixture_types and a.test_imports == b.test_imports
         and old.facts.refs.imports == new.facts.refs.imports
         and old.facts.refs.package == new.facts.refs.package
     )  # fmt: skip
@@ -107,6 +108,8 @@ class Index:
         self.subclasses_by_name: _Table = defaultdict(set)
         self.fixture_defs: _Table = defaultdict(set)  # name -> (path, symbol)
         self.fixture_users: _Table = defaultdict(set)  # name -> (path, source)
+        self.fixture_types: _Table = defaultdict(set)  # class key -> (fixture name,)
+        self.test_imports: _Table = defaultdict(set)  # class key -> (test file, local name)
         self.defs_by_last: _Table = defaultdict(set)  # last part -> (path, name)
         self.py_modules: _Table = defaultdict(set)  # any dotted suffix -> (path,)
         self.init_dirs: set[str] = set()
@@ -135,9 +138,9 @@ class Index:
         old = self.files.pop(facts.path, None)
         if old is not None:
             self._apply(old, _drop)
-        compiled = compile_file(facts, self.go_modules)
-        symbols = {s.name: s for s in facts.symbols}
         test_scope = classify(facts.path, self.test_patterns) is Scope.TEST
+        compiled = compile_file(facts, self.go_modules, test_scope=test_scope)
+        symbols = {s.name: s for s in facts.symbols}
         children: dict[str, list[str]] = {}
         for symbol in facts.symbols:
             if symbol.parent is not None:
@@ -189,6 +192,10 @@ class Index:
             op(self.fixture_defs, fixture.name, (path, fixture.symbol))
         for source, name in compiled.fixture_uses:
             op(self.fixture_users, name, (path, source))
+        for key, name in compiled.fixture_types:
+            op(self.fixture_types, key, (name,))
+        for key, local in compiled.test_imports:
+            op(self.test_imports, key, (path, local))
         for name in entry.symbols:
             op(self.defs_by_last, last_name(name), (path, name))
         if entry.facts.language == "python":

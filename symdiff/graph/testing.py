@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from symdiff.graph.edges import subclasses
+from symdiff.graph.edges import definition_keys, subclasses
 from symdiff.graph.keys import JS
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Entry, Index, Node
@@ -111,6 +111,8 @@ def _tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:
     if _python_test(entry, name):
         owner, _, method = name.rpartition(".")
         out = [TestId(path, name, _pytest_id(path, name))]
+        out.extend(TestId(p, f"{local}.{method}", _pytest_id(p, f"{local}.{method}"))
+                   for p, local in _collected_elsewhere(ix, path, owner))  # fmt: skip
         if owner:
             for sub_path, sub in subclasses(ix, path, owner, policy):
                 sub_entry = ix.files.get(sub_path)
@@ -133,6 +135,8 @@ def _all_tests(ix: Index, path: str, cls: str, policy: Policy) -> list[TestId]:
     entry = ix.files[path]
     inherited = _class_tests(entry, cls)
     out = [TestId(path, f"{cls}.{m}", _pytest_id(path, f"{cls}.{m}")) for m in inherited]
+    for p, local in _collected_elsewhere(ix, path, cls):
+        out.extend(TestId(p, f"{local}.{m}", _pytest_id(p, f"{local}.{m}")) for m in inherited)
     for sub_path, sub in subclasses(ix, path, cls, policy):
         sub_entry = ix.files.get(sub_path)
         if sub_entry is None or not sub_entry.test_scope:
@@ -141,6 +145,15 @@ def _all_tests(ix: Index, path: str, cls: str, policy: Policy) -> list[TestId]:
         out.extend(TestId(sub_path, f"{sub}.{m}", _pytest_id(sub_path, f"{sub}.{m}"))
                    for m in sorted(methods))  # fmt: skip
     return out
+
+
+def _collected_elsewhere(ix: Index, path: str, cls: str) -> list[tuple[str, str]]:
+    """The test files that import a top-level test class: pytest collects its tests there too,
+    under the name it is imported as."""
+    if not cls or "." in cls:
+        return []
+    return [(p, local) for key in definition_keys(ix, path, cls)
+            for p, local in ix.test_imports.get(key, ()) if p != path]  # fmt: skip
 
 
 def fixture_scope_tests(ix: Index, node: Node) -> list[TestId]:

@@ -6,8 +6,17 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, reach_keys
+from symdiff.graph.edges import (
+    MENTION,
+    NAME,
+    RANK,
+    RESOLVED,
+    definition_keys,
+    reach_keys,
+    subclasses,
+)
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
+from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
@@ -24,7 +33,8 @@ class Edges:
         self._version = -1
         self._named: dict[Node, Users] = {}  # with name edges
         self._plain: dict[Node, Users] = {}  # resolved edges only
-        # Which cached nodes read which key and which name: an edit's uses drop only those.
+        # Which cached nodes read keys ending in which name part, and which name: an edit's uses
+        # drop only those.
         self._by_key: dict[str, set[Node]] = {}
         self._by_name: dict[str, set[Node]] = {}
 
@@ -37,8 +47,8 @@ class Edges:
             self._version = ix.version
         if ix.dirty_keys or ix.dirty_names:
             stale: set[Node] = set()
-            for key in ix.dirty_keys:
-                stale.update(self._by_key.pop(key, ()))
+            for tail in {_tail(key) for key in ix.dirty_keys}:
+                stale.update(self._by_key.pop(tail, ()))
             for name in ix.dirty_names:
                 stale.update(self._by_name.pop(name, ()))
             for node in stale:
@@ -63,10 +73,14 @@ class Edges:
         ix = self.ix
         out: Users = {}
         resolved = RANK[RESOLVED]
-        for key in reach_keys(ix, path, name, self.policy):
-            self._by_key.setdefault(key, set()).add(node)
-            for user in ix.by_key.get(key, ()):
-                out[(user[0], user[1])] = resolved
+        keys = reach_keys(ix, path, name, self.policy)
+        by_key = ix.by_key
+        for key in keys:
+            users = by_key.get(key)
+            if users:
+                out.update(dict.fromkeys(users, resolved))  # type: ignore[arg-type]
+        for tail in {key[max(key.rfind("."), key.rfind(":")) + 1 :] for key in keys}:
+            self._by_key.setdefault(tail, set()).add(node)
         for user in self._fixture_users(node):
             out[user] = resolved
         last = last_name(name)
@@ -78,7 +92,32 @@ class Edges:
                     continue  # a chain through a module outside the workspace
                 out.setdefault((user_path, source), named)
         out.pop(node, None)
+        if not out and self.policy.dead_end_methods:
+            self._through_class(node, out)
         return out
+
+    def _through_class(self, node: Node, out: Users) -> None:
+        """A method nothing names (called through `getattr(self, "visit_" + kind)`, a dict of
+        handlers): reached, by name, by whoever uses its class or a class below it."""
+        ix = self.ix
+        entry = ix.files.get(node[0])
+        owner = node[1].rpartition(".")[0]
+        symbol = entry.symbols.get(owner) if entry is not None and owner else None
+        if symbol is None or symbol.kind not in CLASS_KINDS:
+            return
+        named = RANK[NAME]
+        for p, c in ((node[0], owner), *subclasses(ix, node[0], owner, self.policy)):
+            for key in definition_keys(ix, p, c):
+                self._by_key.setdefault(key[max(key.rfind("."), key.rfind(":")) + 1 :],
+                                        set()).add(node)  # fmt: skip
+                for user in ix.by_key.get(key, ()):
+                    out.setdefault((user[0], user[1]), named)
+        out.pop(node, None)
+
+    def in_tests(self, node: Node) -> bool:
+        """Whether a node is test code (a test file's definition)."""
+        entry = self.ix.files.get(node[0])
+        return entry is not None and entry.test_scope
 
     def _name_ok(self, last: str) -> bool:
         policy = self.policy
@@ -101,6 +140,11 @@ class Edges:
                 if node in _visible(defs, user_path):
                     out.append((user_path, source))
         return out
+
+
+def _tail(key: str) -> str:
+    """A key's last name part (`m` of `py:a.C.m`, `F` of `go:dir:F`)."""
+    return key[max(key.rfind("."), key.rfind(":")) + 1 :]
 
 
 def _visible(defs: list[Node], user_path: str) -> list[Node]:
@@ -139,7 +183,7 @@ def _by_name(policy: Policy, level: int) -> bool:
 
 def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
     """Every node reaching a start, breadth first from all of them at once, within the budget."""
-    policy, ix = edges.policy, edges.ix
+    policy = edges.policy
     out = _Walk()
     depth, via, rank, bits = out.depth, out.via, out.rank, out.starts
     for bit, start in enumerate(starts):
@@ -148,13 +192,16 @@ def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
         bits[start] |= 1 << bit
     frontier = list(depth)
     level = 0
+    named, into_tests = RANK[NAME], policy.name_edges_into_tests
     while frontier and len(depth) < policy.node_budget:
         level += 1
         by_name = _by_name(policy, level)
         found = []
         for node in frontier:
             here_rank, here_bits, name = rank[node], bits[node], node[1]
-            for user, edge_rank in edges.users(node, by_name=by_name).items():
+            for user, edge_rank in edges.users(node, by_name=by_name or into_tests).items():
+                if edge_rank == named and not by_name and not edges.in_tests(user):
+                    continue
                 path_rank = here_rank if here_rank < edge_rank else edge_rank
                 seen = depth.get(user)
                 if seen is None:
@@ -165,8 +212,25 @@ def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
                     bits[user] |= here_bits
                     if path_rank > rank[user]:
                         via[user], rank[user] = name, path_rank
-        frontier = [n for n in found if not is_test(ix, n)]
+        frontier = [n for n in found if _goes_on(edges, n)]
     return out
+
+
+def _goes_on(edges: Edges, node: Node) -> bool:
+    """Whether the walk continues past a node: not past a test, and not past a class body
+    (what a class's body, bases and decorators use runs when its module is imported, not when
+    its users use it) unless the policy says so."""
+    if is_test(edges.ix, node):
+        return False
+    if edges.policy.expand_classes:
+        return True
+    entry = edges.ix.files.get(node[0])
+    symbol = entry.symbols.get(node[1]) if entry is not None else None
+    if symbol is None or symbol.kind not in CLASS_KINDS:
+        return True
+    # A class made inside a function: its body runs when that function runs.
+    parent = entry.symbols.get(symbol.parent) if entry is not None and symbol.parent else None
+    return parent is not None and parent.kind not in CLASS_KINDS
 
 
 def _reaches_a_test(edges: Edges, start: Node) -> bool:
@@ -179,13 +243,16 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
         level += 1
         found = []
         for node in frontier:
-            for user, edge_rank in edges.users(node, by_name=_by_name(policy, level)).items():
-                if user in seen:
+            by_name = _by_name(policy, level)
+            users = edges.users(node, by_name=by_name or policy.name_edges_into_tests)
+            for user, edge_rank in users.items():
+                if user in seen or (edge_rank == RANK[NAME] and not by_name
+                                    and not edges.in_tests(user)):  # fmt: skip
                     continue
                 seen.add(user)
                 if _tests_at(ix, user, policy, edge_rank == RANK[RESOLVED]):
                     return True
-                if not is_test(ix, user):
+                if _goes_on(edges, user):
                     found.append(user)
         frontier = found
     return False

@@ -10,6 +10,7 @@ brought up to date from the file states at each call.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ class _Held:
     patterns: tuple[str, ...]
     blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id in the graph
     modules: dict[str, str] = field(default_factory=dict)  # go.mod path -> blob id
+    marker: tuple[int, int] | None = None  # the file states' marker when last refreshed
 
 
 _held: dict[tuple[str, str, int], _Held] = {}
@@ -42,6 +44,7 @@ _held: dict[tuple[str, str, int], _Held] = {}
 LOCK = threading.RLock()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def indexed(path: str) -> str | None:
     """The language of a path the reference index reads, or None."""
     language = language_for(path)
@@ -74,9 +77,8 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
         chunk = todo[start : start + CHUNK]
         texts = [(key, store.get_blob(key[1])) for key in chunk]
         wanted = [(key, text) for key, text in texts if text is not None]
-        found = dict(zip([key for key, _ in wanted],
-                         pool.refs_of([(key[0], text) for key, text in wanted]),
-                         strict=True))  # fmt: skip
+        found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
+            wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
         store.keep_facts(version, found)
         out.update(found)
         if progress is not None:
@@ -91,14 +93,16 @@ def current(settings: Settings, store: Store, workspace_id: int) -> Graph:
     from symdiff.parse.version import extractor_version
 
     version = extractor_version()
-    states = store.file_states(workspace_id)
     held_key = (settings.db_url, str(settings.root), workspace_id)
     with LOCK:
         held = _held.get(held_key)
         if held is None:
             held = _held[held_key] = _Held(Graph(test_patterns=settings.test_patterns),
                                            settings.test_patterns)
-        _refresh(store, version, held, states)
+        marker = store.files_marker(workspace_id)
+        if marker != held.marker:  # a file state moved: compare them all
+            _refresh(store, version, held, store.file_states(workspace_id))
+            held.marker = marker
         return held.graph
 
 

@@ -45,19 +45,18 @@ from types import TracebackType
 from typing import IO, Any
 
 from symdiff.model import Symbol
-from symdiff.parse.codec import raw_refs, refs_from_raw
 from symdiff.parse.extract import extract, extract_with_refs
-from symdiff.parse.refs import FileRefs
+from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
 
 log = logging.getLogger(__name__)
 
 # (language, old, new[, sides]): `sides` says which to extract (OLD | NEW, the default both);
-# a side not extracted may still be given, as the text the other is re-parsed from. REFS: the
-# new side's references too, from the same parse (the reference index: `refs_of`).
+# a side not extracted may still be given, as the text the other is re-parsed from. REFS (with
+# NEW) also reads the new side's references from the same parse (`ParsePool.with_refs`).
 Job = tuple[str, bytes | None, bytes | None] | tuple[str, bytes | None, bytes | None, int]
 OLD, NEW, REFS = 1, 2, 4
 Pair = tuple[list[Symbol], list[Symbol]]
-_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None]  # a pair, and the new side's refs
+_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None]
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
@@ -98,12 +97,14 @@ def parse_pair(language: str, old: bytes | None, new: bytes | None,
 
 def _parse_job(language: str, old: bytes | None, new: bytes | None,
                sides: int = OLD | NEW) -> _Answer:  # fmt: skip
-    """One job in-process, with the new side's references when `sides` has REFS."""
-    if sides & REFS and new is not None:
-        olds = extract(language, old, base=new) if old is not None and sides & OLD else []
-        news, refs = extract_with_refs(language, new, base=old)
-        return olds, news, refs
-    return (*parse_pair(language, old, new, sides), None)
+    """One job in-process: `parse_pair`, or with REFS the new side's symbols and references."""
+    if sides & REFS:
+        if new is None:
+            return [], [], FileRefs()
+        symbols, refs = extract_with_refs(language, new, base=old)
+        return [], symbols, refs
+    old_symbols, new_symbols = parse_pair(language, old, new, sides)
+    return old_symbols, new_symbols, None
 
 
 def crossover_jobs() -> int:
@@ -154,18 +155,15 @@ class ParsePool:
 
     def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
         """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
-        return [(old, new) for old, new, _ in self._answers(jobs)]
+        return [(old, new) for old, new, _ in self._run(jobs)]
 
-    def refs_of(self, texts: Sequence[tuple[str, bytes]]
-                ) -> list[tuple[tuple[Symbol, ...], FileRefs]]:  # fmt: skip
-        """Each (language, text)'s symbols and references, from one parse, in order."""
+    def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
+        """Each `(language, text)`'s symbols and references, from one parse (the cold build of
+        the reference index), in the order of `texts`."""
         jobs: list[Job] = [(language, None, text, NEW | REFS) for language, text in texts]
-        out = []
-        for _, symbols, refs in self._answers(jobs):
-            out.append((tuple(symbols), refs if refs is not None else FileRefs()))
-        return out
+        return [(new, refs or FileRefs()) for _, new, refs in self._run(jobs)]
 
-    def _answers(self, jobs: Sequence[Job]) -> list[_Answer]:
+    def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
         total = sum(_size(job) for job in jobs)
         if len(jobs) < self.min_jobs or total < self.min_bytes or self._disabled:
             return self._local(jobs)
@@ -256,7 +254,7 @@ class ParsePool:
                         selector.unregister(w.output)
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
-                            refs = None if plain[2] is None else refs_from_raw(plain[2])
+                            refs = _refs(plain[2]) if len(plain) > 2 else None
                             results[i] = _symbols(plain[0]), _symbols(plain[1]), refs
                             self.worker_jobs += 1
                             self._owners.note(plan.digests[i], k)
@@ -422,12 +420,30 @@ def serve() -> None:
 
 
 def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
-            ) -> tuple[list[_Plain], list[_Plain], bytes | None] | None:  # fmt: skip
+            ) -> tuple[Any, ...] | None:  # fmt: skip
     try:
         old_symbols, new_symbols, refs = _parse_job(language, old, new, sides)
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
-    return _plain(old_symbols), _plain(new_symbols), None if refs is None else raw_refs(refs)
+    if refs is None:
+        return _plain(old_symbols), _plain(new_symbols)
+    return _plain(old_symbols), _plain(new_symbols), _plain_refs(refs)
+
+
+def _plain_refs(refs: FileRefs) -> tuple[Any, ...]:
+    """A FileRefs as marshal sends it: strings, ints and tuples."""
+    imports = [(i.local, i.module, i.name, i.line) for i in refs.imports]
+    return refs.package, imports, [(r.source, r.target, r.kind.value, r.line) for r in refs.refs]
+
+
+_KIND_OF = {kind.value: kind for kind in RefKind}  # a dict lookup: RefKind(k) costs 7 µs
+
+
+def _refs(plain: tuple[Any, ...]) -> FileRefs:
+    package, imports, refs = plain
+    kind_of = _KIND_OF
+    return FileRefs(package, tuple(Import(*i) for i in imports),
+                    tuple(Ref(s, t, kind_of[k], n) for s, t, k, n in refs))  # fmt: skip
 
 
 def _warn_once() -> None:

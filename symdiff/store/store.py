@@ -242,6 +242,16 @@ class Store:
             r.path: FileState(r.path, r.blob_hash, r.size, r.mtime_ns, r.checked_ns) for r in rows
         }
 
+    def files_marker(self, workspace_id: int) -> tuple[int, int]:
+        """(how many files, the latest `checked_ns`): it moves whenever a file state is
+        added, removed or rewritten (a file read again), so that a reader holding what it
+        built from the file states knows, in one query, whether they changed."""
+        f = t.files.c
+        with self._read() as conn:
+            count, latest = conn.execute(select(func.count(), func.max(f.checked_ns)).where(
+                f.workspace_id == workspace_id)).one()
+        return int(count), int(latest or 0)
+
     def get_blob(self, digest: str) -> bytes | None:
         """The bytes of a snapshot, or None when only its hash is kept (or it is unknown)."""
         found = self.snapshot(digest)
@@ -512,7 +522,7 @@ class Store:
             if symbols is None:
                 continue
             try:
-                out[key] = (codec.from_raw(symbols), codec.refs_from_raw(codec.unpack(data)))
+                out[key] = (codec.from_raw(symbols), codec.from_raw_refs(codec.unpack(data)))
             except codec.CodecError:
                 continue
         return out

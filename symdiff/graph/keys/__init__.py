@@ -3,21 +3,52 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from symdiff.graph.facts import FileFacts
 from symdiff.graph.keys import ecmascript, golang, jvm, python, rust
 from symdiff.graph.keys.common import Compiled, Use, last_part
+from symdiff.parse.refs import RefKind
 
 PYTHON = frozenset({"python"})
 JS = frozenset({"javascript", "typescript", "tsx"})
 JVM = frozenset({"java", "kotlin", "csharp", "scala"})
 
 
-def compile_file(facts: FileFacts, go_modules: Mapping[str, str]) -> Compiled:
+FUNCTION_KINDS = frozenset({"function", "method", "async_function", "async_method",
+                            "constructor", "arrow_function", "closure", "lambda"})  # fmt: skip
+
+
+def compile_file(
+    facts: FileFacts, go_modules: Mapping[str, str], *, test_scope: bool = False
+) -> Compiled:
     """What one file contributes to the index, from its own facts alone."""
+    compiled = _compile(facts, go_modules, test_scope)
+    nested = _nested_uses(facts)
+    return replace(compiled, uses=compiled.uses + nested) if nested else compiled
+
+
+def _nested_uses(facts: FileFacts) -> tuple[Use, ...]:
+    """A definition nested in a function runs when (and only when) that function runs: the
+    function uses it, whether or not anything names it (a callback, a test's local class)."""
+    kinds = {s.name: s.kind for s in facts.symbols}
+    modules = own_keys(facts.language, facts.path, facts.refs.package, "", frozenset())[0]
+    if not modules:
+        return ()
+    out = []
+    for symbol in facts.symbols:
+        if symbol.parent is not None and kinds.get(symbol.parent) in FUNCTION_KINDS:
+            qual = qualified_name(facts.language, symbol.name, facts.refs.package)
+            key = modules[0] + qual
+            out.append(Use(symbol.parent, RefKind.CALL, (key,), last_part(qual), False))
+    return tuple(out)
+
+
+def _compile(facts: FileFacts, go_modules: Mapping[str, str], test_scope: bool) -> Compiled:
     language = facts.language
     if language in PYTHON:
-        return python.compile_python(facts.path, facts.symbols, facts.refs)
+        return python.compile_python(facts.path, facts.symbols, facts.refs,
+                                     test_scope=test_scope)  # fmt: skip
     if language in JS:
         return ecmascript.compile_js(facts.path, facts.symbols, facts.refs)
     if language == "go":

@@ -57,6 +57,11 @@ class Compiled:
     fixtures: tuple[Fixture, ...] = ()
     fixture_uses: tuple[tuple[str, str], ...] = ()  # (source, fixture name)
     module_lifecycle: tuple[str, ...] = field(default=())  # e.g. setup_module: every test here
+    # (a class key a fixture's value may be, the fixture's name): `runner.invoke` in a test
+    # that asks for `runner` is then a use of that class's `invoke` (key `fx:runner.invoke`).
+    fixture_types: tuple[tuple[str, str], ...] = ()
+    # A test file's `from m import TestC`: pytest collects TestC's tests here too (key, local).
+    test_imports: tuple[tuple[str, str], ...] = ()
 
 
 def last_part(target: str) -> str:

@@ -155,9 +155,13 @@ class _Binder:
         return Use(source, kind, keys, last, True)
 
 
-def compile_python(path: str, symbols: tuple[Symbol, ...], refs: FileRefs) -> Compiled:
+def compile_python(
+    path: str, symbols: tuple[Symbol, ...], refs: FileRefs, *, test_scope: bool = False
+) -> Compiled:
     """A Python file's uses, re-exports, bases and fixtures."""
     binder = _Binder(path, symbols, refs)
+    if path.endswith(".pyi"):  # a stub never runs: it defines, it uses nothing
+        return Compiled(exports=tuple(binder.exports))
     # One use per (definition, name, kind): a call made five times is one edge.
     plain = [r for r in {(r.source, r.target, r.kind): r for r in refs.refs}.values()
              if r.kind is not RefKind.FIXTURE]
@@ -168,6 +172,10 @@ def compile_python(path: str, symbols: tuple[Symbol, ...], refs: FileRefs) -> Co
     supers: dict[str, list[str]] = {}
     for cls, base in bases:
         supers.setdefault(cls, []).extend(base.keys)
+    params: dict[str, set[str]] = {}  # a definition -> the fixtures it asks for
+    for r in refs.refs:
+        if r.kind is RefKind.FIXTURE:
+            params.setdefault(r.source, set()).add(r.target)
     uses: list[Use] = []
     fixtures: list[Fixture] = []
     for ref in plain:
@@ -177,10 +185,37 @@ def compile_python(path: str, symbols: tuple[Symbol, ...], refs: FileRefs) -> Co
             if fixture is not None:
                 fixtures.append(fixture)
             target = target.partition(":")[0]
-        uses.append(binder.use(ref.source, target, ref.kind, supers))
-    fixture_uses = tuple((r.source, r.target) for r in refs.refs if r.kind is RefKind.FIXTURE)
-    lifecycle = tuple(s.name for s in symbols if s.name in LIFECYCLE_MODULE)
+        use = binder.use(ref.source, target, ref.kind, supers)
+        first, dot, _ = target.partition(".")
+        if dot and first in params.get(ref.source, ()):
+            use = use._replace(keys=(*use.keys, f"fx:{target}"))
+        uses.append(use)
     return Compiled(
         uses=tuple(uses), exports=tuple(binder.exports), bases=tuple(bases),
-        fixtures=tuple(fixtures), fixture_uses=fixture_uses, module_lifecycle=lifecycle,
+        fixtures=tuple(fixtures),
+        fixture_uses=tuple((s, f) for s, names in params.items() for f in sorted(names)),
+        module_lifecycle=tuple(s.name for s in symbols if s.name in LIFECYCLE_MODULE),
+        fixture_types=_fixture_types(fixtures, uses),
+        test_imports=_test_imports(binder) if test_scope else (),
+    )  # fmt: skip
+
+
+def _fixture_types(fixtures: list[Fixture], uses: list[Use]) -> tuple[tuple[str, str], ...]:
+    """The classes a fixture may return: those its body calls or names as a type."""
+    if not fixtures:
+        return ()
+    names = {f.symbol: f.name for f in fixtures}
+    out: list[tuple[str, str]] = []
+    for use in uses:
+        name = names.get(use.source)
+        if name and use.kind in (RefKind.CALL, RefKind.TYPE) and use.last[:1].isupper():
+            out.extend((key, name) for key in use.keys)
+    return tuple(out)
+
+
+def _test_imports(binder: _Binder) -> tuple[tuple[str, str], ...]:
+    """A test file's imported classes (by name's case): pytest may collect their tests here."""
+    return tuple(
+        (f"py:{qualified}", local) for local, (qualified, _) in binder.bindings.items()
+        if local[:1].isupper() and "." not in local
     )  # fmt: skip

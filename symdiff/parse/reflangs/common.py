@@ -75,3 +75,8 @@ class Enclosing:
         """The enclosing definition's name at byte `at` ("" at module level)."""
         i = bisect.bisect_right(self.starts, at) - 1
         return self.runs[i][2] if i >= 0 else ""
+
+    def symbol(self, at: int) -> Symbol | None:
+        """The enclosing definition at byte `at` (None at module level)."""
+        i = bisect.bisect_right(self.starts, at) - 1
+        return self.runs[i][3] if i >= 0 else None
