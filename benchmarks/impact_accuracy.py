@@ -246,6 +246,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     pytest_args = tuple(args.pytest_arg)
     truth = oracle.truth(project, oracle.coverage_run(project, python, pytest_args))
     suite = oracle.collected_tests(project, python, pytest_args)
+    collected = set(suite)
+    uncollected: set[str] = set()
     by_file: dict[str, list[str]] = {}
     for t in suite:
         by_file.setdefault(t.split("::", 1)[0], []).append(t)
@@ -302,7 +304,11 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
                 errors.append(f"{f.path}:{f.name}: {exc}")
                 answer, took = {"changed": [], "callers": [], "tests": []}, 0.0
             seconds.append(took)
-            conf = {oracle.collapse(t["node_id"]): t["confidence"] for t in answer["tests"]}
+            named = {oracle.collapse(t["node_id"]): t["confidence"] for t in answer["tests"]}
+            # a test the suite does not collect (deselected by a marker in the project's
+            # addopts, outside its testpaths) would not run: it is counted apart
+            conf = {t: c for t, c in named.items() if t in collected}
+            uncollected.update(set(named) - collected)
             strong = {t for t, c in conf.items() if c in ("resolved", "name")}
             recall = scores["all"].add(set(conf), true, len(suite))
             scores["resolved+name"].add(strong, true, len(suite))
@@ -357,6 +363,9 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
             print(f"  callers at depth 1 vs jedi (implementation callers{label}): recall "
                   f"{rec:.3f}, precision {prec:.3f} (both {both}, only impact {oi}, "
                   f"only jedi {oj})")  # fmt: skip
+        if uncollected:
+            print(f"  tests answered that the suite does not collect (not scored): "
+                  f"{len(uncollected)}, e.g. {sorted(uncollected)[:2]}")
         print(f"  impact answer: p50 {statistics.median(seconds) * 1000:.1f} ms, "
               f"max {max(seconds) * 1000:.1f} ms")
         for e in errors:
