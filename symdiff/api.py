@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # the names of _LAZY, for type checkers; nothing here loads a
     from symdiff.record.heap import settle_heap
     from symdiff.record.indexer import Progress, Report
     from symdiff.record.retention import GcReport, collect
+    from symdiff.records import ChangeRecord
     from symdiff.store import Store
     from symdiff.symbols.history import History, symbol_history, symbol_source, symbol_view
     from symdiff.symbols.restore import restore_symbol
@@ -206,6 +207,30 @@ def diff(
     return answer(settings, query, store=store, now=now, explain=explain,
                   count_hidden=count_hidden, git_patches=git_patches,
                   refreshed=refreshed)  # fmt: skip
+
+
+def impact(settings: Settings, *, since: object = None, against: object = None,
+           session: object = None, turn: object = None, symbols: object = (),
+           depth: object = 2, store: Store | None = None) -> dict[str, object]:  # fmt: skip
+    """The callers and the tests that changed symbols reach (`symdiff.impact.query`, which
+    documents it): changed symbols from a `since` window, the work tree `against` a revision,
+    an agent `session` (and `turn`), or the given `symbols` names; callers to `depth`.
+    Returns `{"changed", "callers", "tests", "run"}` (docs/impact.md)."""
+    from symdiff.impact.query import ImpactQuery
+    from symdiff.impact.query import impact as run
+
+    query = ImpactQuery(since=since, against=against, session=session, turn=turn,
+                        symbols=symbols, depth=depth)  # fmt: skip
+    return run(settings, query, store=store)
+
+
+def impact_of(settings: Settings, records: Sequence[ChangeRecord], *, depth: int = 2
+              ) -> dict[str, object]:  # fmt: skip
+    """The impact of the symbols that these diff records changed (`diff(include_impact=true)`;
+    see `impact`)."""
+    from symdiff.impact.query import impact_of as run
+
+    return run(settings, records, depth=depth)
 
 
 def apply_edits(

@@ -78,7 +78,7 @@ def test_a_given_token_is_required_on_loopback_too(tree: Path, tmp_path: Path) -
         async def check(session: ClientSession) -> None:
             tools = {t.name for t in (await session.list_tools()).tools}
             assert tools == {"diff", "text_diff", "apply_edits", "symbol_history", "symbol_source",
-                             "restore_symbol", "blame", "undo_turn"}  # --http-writes
+                             "restore_symbol", "blame", "undo_turn", "impact"}  # --http-writes
             await diff_answers(session)
             done = await call(session, "apply_edits", CREATE["params"]["arguments"])
             assert not done.is_error, text_of(done)
@@ -104,7 +104,8 @@ def test_a_non_loopback_bind_demands_a_generated_token(tree: Path, tmp_path: Pat
         async def check(session: ClientSession) -> None:
             tools = {t.name for t in (await session.list_tools()).tools}
             # no apply_edits (nor restore_symbol) over HTTP by default
-            assert tools == {"diff", "text_diff", "symbol_history", "symbol_source", "blame"}
+            assert tools == {"diff", "text_diff", "symbol_history", "symbol_source", "blame",
+                             "impact"}
             await diff_answers(session)
             refusal = await call(session, "apply_edits", CREATE["params"]["arguments"])
             assert refusal.is_error and "apply_edits" in text_of(refusal)

@@ -37,8 +37,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("symdiff.store",),  # the only code that writes SQL
     ("symdiff.git",),  # a repository's state, tree diffs, renames, the commit import
     # the services: recording, edits, a definition's history, the read side
-    # (and the agents' services: recording a session, its listing, undo, blame, Agent Trace)
-    ("symdiff.record", "symdiff.edits", "symdiff.symbols", "symdiff.query", "symdiff.agents"),
+    # (and the agents' services: recording a session, its listing, undo, blame, Agent Trace;
+    # and impact: the reference index of a workspace and the walk from its changes)
+    ("symdiff.record", "symdiff.edits", "symdiff.symbols", "symdiff.query", "symdiff.agents",
+     "symdiff.impact"),
     ("symdiff.api", "symdiff"),  # the door, and the package that re-exports it
     ("symdiff.httpguard", "symdiff.mcp", "symdiff.ui"),  # the servers and their HTTP door
     ("symdiff.cli", "symdiff.__main__"),  # the command line, which also starts the servers

@@ -113,7 +113,7 @@ async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> Non
     props = diff.input_schema["properties"]
     assert set(props) == {"since", "limit", "scope", "include_patch", "workspace", "origin",
                           "path", "cursor", "reader", "against", "session", "turn",
-                          "since_turn"}
+                          "since_turn", "include_impact"}
     assert props["since"]["type"] == "string" and props["since"]["default"] == "24h"
     assert props["scope"]["enum"] == ["impl", "test", "all"]
     assert "type" not in props["limit"]  # any JSON value is accepted, then normalised
@@ -128,6 +128,13 @@ async def check_tool_listing(session: ClientSession, *, expect: set[str]) -> Non
             "context_lines"} == set(td.input_schema["properties"])
     assert td.output_schema is not None and "identical" in td.output_schema["properties"]
     assert diff.annotations is not None and diff.annotations.read_only_hint
+    impact = tools["impact"]
+    assert set(impact.input_schema["properties"]) == {"since", "against", "session", "turn",
+                                                      "symbols", "depth"}
+    assert impact.output_schema is not None and set(impact.output_schema["required"]) == {
+        "changed", "callers", "tests", "run"}
+    jsonschema.Draft202012Validator.check_schema(impact.input_schema)
+    jsonschema.Draft202012Validator.check_schema(impact.output_schema)
 
 
 async def check_diff_rules(session: ClientSession) -> None:
@@ -217,7 +224,7 @@ def test_stdio_starts_and_lists_tools_with_schemas(workspace: Workspace) -> None
     directory), its flags (--db, --read-only) reach the server, and a call is answered."""
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "symbol_history",
-                                                 "symbol_source", "blame"})
+                                                 "symbol_source", "blame", "impact"})
         assert len(await records(session)) == 50  # the root is the working directory
     run_stdio(["--db", workspace.db_url, "--read-only"], check, cwd=workspace.root)
 
@@ -226,7 +233,7 @@ def test_lists_tools_with_schemas(workspace: Workspace) -> None:
     async def check(session: ClientSession) -> None:
         await check_tool_listing(session, expect={"diff", "text_diff", "apply_edits",
                                                  "symbol_history", "symbol_source",
-                                                 "restore_symbol", "blame", "undo_turn"})
+                                                 "restore_symbol", "blame", "undo_turn", "impact"})
     run_here(workspace, check)
 
 

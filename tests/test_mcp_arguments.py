@@ -90,7 +90,7 @@ def test_argument_errors(tree: Path) -> None:
     async def check(session: ClientSession) -> None:
         tools = {t.name for t in (await session.list_tools()).tools}
         assert tools == {"diff", "text_diff", "apply_edits", "symbol_history", "symbol_source",
-                         "restore_symbol", "blame", "undo_turn"}  # as over stdio: offered as before
+                         "restore_symbol", "blame", "undo_turn", "impact"}  # as over stdio
         await check_argument_errors(session, tree)
     run_memory(check, tree)
 

@@ -283,6 +283,13 @@ def _recorded_lines(info: dict[str, object]) -> list[str]:
         what = "baseline" if progress.get("pass") == "baseline" else "start reconcile"
         count = f"{done}/{total} files read" if total else "walking the tree"
         lines.append(f"{what} in progress: {count}")
+    refindex = info.get("refindex")
+    if isinstance(refindex, dict) and info.get("running"):
+        done, total = refindex.get("done"), refindex.get("total")
+        if refindex.get("state") == "built":
+            lines.append(f"reference index built ({total} files extracted at start)")
+        else:
+            lines.append(f"reference index being built: {done}/{total} files")
     changes = info.get("changes")
     if changes is None:
         lines.append("not indexed yet")

@@ -1,8 +1,8 @@
 """The command line: the `symdiff` group and, in one place, the commands it holds.
 
 Each command is a thin click function in a module of its own job (record.py, status.py,
-changes.py, symbols.py, files.py, db.py, serve.py, ui.py) that parses, calls `symdiff.api`
-and formats; what they share is in common.py.
+changes.py, symbols.py, files.py, db.py, serve.py, ui.py, impact.py) that parses, calls
+`symdiff.api` and formats; what they share is in common.py.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from symdiff.cli.changes import changes_cmd
 from symdiff.cli.common import fail
 from symdiff.cli.db import db_group
 from symdiff.cli.files import apply_cmd, textdiff_cmd
+from symdiff.cli.impact import impact_cmd
 from symdiff.cli.record import history_group, index_cmd, watch_cmd
 from symdiff.cli.serve import serve_cmd
 from symdiff.cli.sessions import hook_cmd, init_cmd, sessions_cmd, undo_cmd
@@ -24,7 +25,7 @@ from symdiff.errors import SymdiffError
 
 COMMANDS = (index_cmd, watch_cmd, status_cmd, changes_cmd, log_cmd, show_cmd, restore_cmd,
             db_group, textdiff_cmd, serve_cmd, apply_cmd, history_group, ui_cmd, hook_cmd,
-            sessions_cmd, init_cmd, undo_cmd, blame_cmd, trace_cmd)  # fmt: skip
+            sessions_cmd, init_cmd, undo_cmd, blame_cmd, trace_cmd, impact_cmd)  # fmt: skip
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]},

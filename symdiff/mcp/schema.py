@@ -22,6 +22,7 @@ class DiffOutput(TypedDict):
     cursor: str
     more: bool
     stale: NotRequired[bool]
+    impact: NotRequired[dict[str, Any]]
 
 
 # Seed 000 is docs/seeds/000-text-diff-tool.txt. The docstring is the output schema's

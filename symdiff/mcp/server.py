@@ -39,6 +39,7 @@ from symdiff.api import (
     NothingIndexed,
     SinceCut,
     Unwatched,
+    impact_of,
     is_own,
 )
 from symdiff.api import diff as run_diff
@@ -73,7 +74,8 @@ INSTRUCTIONS = (
     "server is read-only) to apply SEARCH/REPLACE edits, previewing by default (dry run) with "
     "the patch and the symbols the edit would change. `symbol_history` lists every recorded "
     "version of one function (saves never committed included) with its diff, `symbol_source` "
-    "shows a version's text, and `restore_symbol` puts one function back as it was."
+    "shows a version's text, and `restore_symbol` puts one function back as it was. After a "
+    "change, `impact` says which callers to check and which tests to run (with the command)."
 )
 
 
@@ -217,6 +219,9 @@ def build_server(
         session: SessionArg = None,
         turn: TurnArg = None,
         since_turn: SinceTurnArg = None,
+        include_impact: Annotated[StrictBool, Field(description=(
+            "Add `impact`: the callers and the tests the answer's changed symbols reach, as "
+            "the impact tool gives them (callers to depth 2)."))] = False,
     ) -> Annotated[CallToolResult, DiffOutput]:
         """Show recent file changes and which symbols (functions, methods, classes, ...) each
         one added, removed, modified or signature_changed, newest first.
@@ -250,6 +255,11 @@ def build_server(
                                       "more": found.more}  # fmt: skip
         if found.stale:
             structured["stale"] = True
+        if include_impact:
+            try:
+                structured["impact"] = impact_of(settings, records)
+            except SymdiffError as err:
+                return failure(err)
         result = success(structured, records)
         texts = _diff_texts(found, compared=against is not None)
         result.content.extend(TextContent(type="text", text=text) for text in texts)
@@ -356,6 +366,9 @@ def build_server(
     from symdiff.mcp.blame import register_blame_tool
 
     register_blame_tool(server, settings)
+    from symdiff.mcp.impact import register_impact_tool  # docs/impact.md
+
+    register_impact_tool(server, settings)
     return server
 
 

@@ -1,5 +1,7 @@
 """A blob's symbols as stored bytes, and back; pure and lossless.
 
+A file's references (`pack_refs`: its package, imports and refs, `symdiff.parse.refs`) are
+stored the same way, their names interned in one table.
 A pair of blobs' change (`raw_pair`: the line counts and symbol changes from one to the
 other) is stored the same way, as plain JSON lists.
 
@@ -21,9 +23,11 @@ from collections.abc import Sequence
 import zstandard
 
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
+from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
 
 FORMAT = 1  # the first number of every symbols payload; a payload of another format is not read
 PAIR_FORMAT = 2  # the first number of a pair's payload (its line counts and symbol changes)
+REFS_FORMAT = 3  # the first number of a file's references' payload
 _LEVEL = 9
 
 
@@ -123,3 +127,60 @@ def decode_pair(data: bytes) -> Pair:
     except (ValueError, TypeError) as exc:
         raise CodecError(f"not a stored pair payload: {exc}") from None
     return added, removed, changes
+
+
+_KINDS = tuple(RefKind)
+_KIND_CODES = {kind: i for i, kind in enumerate(_KINDS)}
+
+
+def raw_refs(refs: FileRefs) -> bytes:
+    """The uncompressed form of a file's references: compact JSON, deterministic. Sources and
+    targets are indices into one table of names (each written once, in order of first use);
+    each ref is `[source, target, kind, line - previous line]`, each import
+    `[local, module, name, line - previous line]`."""
+    table: dict[str, int] = {}
+    rows: list[list[object]] = []
+    line = 0
+    for r in refs.refs:
+        source = table.setdefault(r.source, len(table))
+        target = table.setdefault(r.target, len(table))
+        rows.append([source, target, _KIND_CODES[r.kind], r.line - line])
+        line = r.line
+    imports: list[list[object]] = []
+    line = 0
+    for i in refs.imports:
+        imports.append([i.local, i.module, i.name, i.line - line])
+        line = i.line
+    payload = [REFS_FORMAT, refs.package, imports, list(table), rows]
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def from_raw_refs(data: bytes) -> FileRefs:
+    """The references of `raw_refs`'s form; CodecError when `data` is not such a form."""
+    try:
+        form, package, imports, names, rows = json.loads(data)
+        if form != REFS_FORMAT or not isinstance(package, str):
+            raise CodecError(f"not a stored references payload of format {REFS_FORMAT}")
+        out_imports = []
+        line = 0
+        for local, module, name, dline in imports:
+            line += dline
+            out_imports.append(Import(local, module, name, line))
+        out_refs = []
+        line = 0
+        for source, target, kind, dline in rows:
+            line += dline
+            out_refs.append(Ref(names[source], names[target], _KINDS[kind], line))
+    except (ValueError, TypeError, IndexError) as exc:
+        raise CodecError(f"not a stored references payload: {exc}") from None
+    return FileRefs(package, tuple(out_imports), tuple(out_refs))
+
+
+def pack_refs(refs: FileRefs) -> bytes:
+    """A file's references as stored: `raw_refs`'s form, zstd-compressed when that is shorter."""
+    return pack(raw_refs(refs))
+
+
+def unpack_refs(data: bytes) -> FileRefs:
+    """The references `pack_refs` stored; CodecError when `data` is not such a payload."""
+    return from_raw_refs(unpack(data))

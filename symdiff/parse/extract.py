@@ -23,6 +23,8 @@ from symdiff.parse.languages.engine import (
     error_bytes,
     walk,
 )
+from symdiff.parse.reflangs import needs_tree, references
+from symdiff.parse.refs import FileRefs
 
 # Parsers are not safe to share between threads; keep one per language per thread.
 _local = threading.local()
@@ -81,10 +83,15 @@ def _cached(language: str, digest: bytes, source: bytes, base: bytes | None) -> 
         if hit is not None:
             _cache.move_to_end((language, digest))
             return hit
-    global _cache_held
     symbols = tuple(_extract(language, source, digest, base))
+    _remember(language, digest, symbols)
+    return symbols
+
+
+def _remember(language: str, digest: bytes, symbols: tuple[Symbol, ...]) -> None:
+    global _cache_held
     if len(symbols) > CACHE_SYMBOLS // 4:
-        return symbols  # one huge file would evict everything else
+        return  # one huge file would evict everything else
     with _cache_lock:
         previous = _cache.pop((language, digest), None)
         _cache_held -= len(previous) if previous is not None else 0
@@ -92,7 +99,6 @@ def _cached(language: str, digest: bytes, source: bytes, base: bytes | None) -> 
         _cache_held += len(symbols)
         while len(_cache) > CACHE_SIZE or _cache_held > CACHE_SYMBOLS:
             _cache_held -= len(_cache.popitem(last=False)[1])
-    return symbols
 
 
 def extract_uncached(language: str, source: bytes) -> list[Symbol]:
@@ -100,11 +106,68 @@ def extract_uncached(language: str, source: bytes) -> list[Symbol]:
     return _extract(language, source, None, None)
 
 
+def extract_with_refs(language: str, source: bytes, *, base: bytes | None = None
+                      ) -> tuple[list[Symbol], FileRefs]:  # fmt: skip
+    """`extract(language, source, base=base)` and the file's references, from one parse.
+
+    The symbols are `extract`'s exactly (and fill its cache); the references are read from the
+    same tree, or for a language read from its text (Python) from the symbols alone, so that
+    symbols already cached cost no parse at all.
+    """
+    if _family(language) is None:
+        return [], FileRefs()
+    digest = _digest(source)
+    if not needs_tree(language):
+        symbols = list(_cached(language, digest, source, None if base is None else _digest(base)))
+        return symbols, references(language, source, None, symbols)
+    tree = _tree(language, source, digest, None if base is None else _digest(base))
+    symbols = _cached_from(language, digest, source, tree)
+    return symbols, references(language, source, tree, symbols)
+
+
+def extract_refs(language: str, source: bytes) -> FileRefs:
+    """The references of `source` (`extract_with_refs`'s second half)."""
+    return extract_with_refs(language, source)[1]
+
+
+def extract_with_refs_uncached(language: str, source: bytes) -> tuple[list[Symbol], FileRefs]:
+    """`extract_with_refs` without the symbols' cache: one parse from scratch (benchmarks)."""
+    if _family(language) is None:
+        return [], FileRefs()
+    tree = _tree(language, source, None, None)
+    symbols = _walk(language, source, tree)
+    return symbols, references(language, source, tree if needs_tree(language) else None, symbols)
+
+
+def _cached_from(language: str, digest: bytes, source: bytes, tree: Tree) -> list[Symbol]:
+    """The symbols of `source` from the cache, or walked from `tree` and cached."""
+    with _cache_lock:
+        hit = _cache.get((language, digest))
+    if hit is not None:
+        return list(hit)
+    symbols = _walk(language, source, tree)
+    _remember(language, digest, tuple(symbols))
+    return symbols
+
+
 def _extract(language: str, source: bytes, key: bytes | None, base: bytes | None) -> list[Symbol]:
-    found = _family(language)
-    if found is None:
+    if _family(language) is None:
         return []
+    return _walk(language, source, _tree(language, source, key, base))
+
+
+def _walk(language: str, source: bytes, tree: Tree) -> list[Symbol]:
+    found = _family(language)
+    assert found is not None
     family, query = found
+    return walk(family, source, tree.root_node, query)
+
+
+def _tree(language: str, source: bytes, key: bytes | None, base: bytes | None) -> Tree:
+    """The tree the symbols are walked from: of the masked text, recovered, branches read."""
+    found = _family(language)
+    assert found is not None
+    family, _ = found
     # The tree of a masked text places definitions; signatures are cut from the source itself.
     parser = _parser(language)
     text = source if family.mask is None else family.mask(source)
@@ -115,7 +178,7 @@ def _extract(language: str, source: bytes, key: bytes | None, base: bytes | None
             tree = again
     if tree.root_node.has_error and family.branches is not None:
         tree = _first_branches(parser, family.branches, text, tree)
-    return walk(family, source, tree.root_node, query)
+    return tree
 
 
 _BRANCH_ROUNDS = 3  # a split inside another split shows only once the outer one is read

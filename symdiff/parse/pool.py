@@ -45,15 +45,18 @@ from types import TracebackType
 from typing import IO, Any
 
 from symdiff.model import Symbol
-from symdiff.parse.extract import extract
+from symdiff.parse.extract import extract, extract_with_refs
+from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
 
 log = logging.getLogger(__name__)
 
 # (language, old, new[, sides]): `sides` says which to extract (OLD | NEW, the default both);
-# a side not extracted may still be given, as the text the other is re-parsed from.
+# a side not extracted may still be given, as the text the other is re-parsed from. REFS (with
+# NEW) also reads the new side's references from the same parse (`ParsePool.with_refs`).
 Job = tuple[str, bytes | None, bytes | None] | tuple[str, bytes | None, bytes | None, int]
-OLD, NEW = 1, 2
+OLD, NEW, REFS = 1, 2, 4
 Pair = tuple[list[Symbol], list[Symbol]]
+_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None]
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
@@ -90,6 +93,18 @@ def parse_pair(language: str, old: bytes | None, new: bytes | None,
     old_symbols = extract(language, old, base=new) if old is not None and sides & OLD else []
     new_symbols = extract(language, new, base=old) if new is not None and sides & NEW else []
     return old_symbols, new_symbols
+
+
+def _parse_job(language: str, old: bytes | None, new: bytes | None,
+               sides: int = OLD | NEW) -> _Answer:  # fmt: skip
+    """One job in-process: `parse_pair`, or with REFS the new side's symbols and references."""
+    if sides & REFS:
+        if new is None:
+            return [], [], FileRefs()
+        symbols, refs = extract_with_refs(language, new, base=old)
+        return [], symbols, refs
+    old_symbols, new_symbols = parse_pair(language, old, new, sides)
+    return old_symbols, new_symbols, None
 
 
 def crossover_jobs() -> int:
@@ -140,6 +155,15 @@ class ParsePool:
 
     def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
         """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
+        return [(old, new) for old, new, _ in self._run(jobs)]
+
+    def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
+        """Each `(language, text)`'s symbols and references, from one parse (the cold build of
+        the reference index), in the order of `texts`."""
+        jobs: list[Job] = [(language, None, text, NEW | REFS) for language, text in texts]
+        return [(new, refs or FileRefs()) for _, new, refs in self._run(jobs)]
+
+    def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
         total = sum(_size(job) for job in jobs)
         if len(jobs) < self.min_jobs or total < self.min_bytes or self._disabled:
             return self._local(jobs)
@@ -157,9 +181,9 @@ class ParsePool:
         with self._lock:
             self._stop()
 
-    def _local(self, jobs: Sequence[Job]) -> list[Pair]:
+    def _local(self, jobs: Sequence[Job]) -> list[_Answer]:
         self.local_jobs += len(jobs)
-        return [parse_pair(*job) for job in jobs]
+        return [_parse_job(*job) for job in jobs]
 
     def _ensure_started(self) -> bool:
         if self._disabled:
@@ -185,8 +209,8 @@ class ParsePool:
         for w in workers:
             w.wait()
 
-    def _batch(self, jobs: Sequence[Job]) -> list[Pair]:
-        results: list[Pair | None] = [None] * len(jobs)
+    def _batch(self, jobs: Sequence[Job]) -> list[_Answer]:
+        results: list[_Answer | None] = [None] * len(jobs)
         try:
             self._dispatch(jobs, results)
             self._deaths = 0
@@ -205,7 +229,7 @@ class ParsePool:
             results[i] = pair
         return [r for r in results if r is not None]
 
-    def _dispatch(self, jobs: Sequence[Job], results: list[Pair | None]) -> None:
+    def _dispatch(self, jobs: Sequence[Job], results: list[_Answer | None]) -> None:
         """Send chunks to idle workers and take their answers until every chunk is answered.
 
         A job a worker could not parse (its extraction raised) is left None for the caller to
@@ -230,7 +254,8 @@ class ParsePool:
                         selector.unregister(w.output)
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
-                            results[i] = _symbols(plain[0]), _symbols(plain[1])
+                            refs = _refs(plain[2]) if len(plain) > 2 else None
+                            results[i] = _symbols(plain[0]), _symbols(plain[1]), refs
                             self.worker_jobs += 1
                             self._owners.note(plan.digests[i], k)
 
@@ -395,12 +420,30 @@ def serve() -> None:
 
 
 def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
-            ) -> tuple[list[_Plain], list[_Plain]] | None:  # fmt: skip
+            ) -> tuple[Any, ...] | None:  # fmt: skip
     try:
-        old_symbols, new_symbols = parse_pair(language, old, new, sides)
+        old_symbols, new_symbols, refs = _parse_job(language, old, new, sides)
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
-    return _plain(old_symbols), _plain(new_symbols)
+    if refs is None:
+        return _plain(old_symbols), _plain(new_symbols)
+    return _plain(old_symbols), _plain(new_symbols), _plain_refs(refs)
+
+
+def _plain_refs(refs: FileRefs) -> tuple[Any, ...]:
+    """A FileRefs as marshal sends it: strings, ints and tuples."""
+    imports = [(i.local, i.module, i.name, i.line) for i in refs.imports]
+    return refs.package, imports, [(r.source, r.target, r.kind.value, r.line) for r in refs.refs]
+
+
+_KIND_OF = {kind.value: kind for kind in RefKind}  # a dict lookup: RefKind(k) costs 7 µs
+
+
+def _refs(plain: tuple[Any, ...]) -> FileRefs:
+    package, imports, refs = plain
+    kind_of = _KIND_OF
+    return FileRefs(package, tuple(Import(*i) for i in imports),
+                    tuple(Ref(s, t, kind_of[k], n) for s, t, k, n in refs))  # fmt: skip
 
 
 def _warn_once() -> None:

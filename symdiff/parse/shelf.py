@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from symdiff.model import Symbol, SymbolChange
+from symdiff.parse.refs import FileRefs
 from symdiff.parse.version import extractor_version
 
 if TYPE_CHECKING:
@@ -39,10 +40,15 @@ class SymbolShelf:
     known here and the chain of bases stays within CHAIN.
     """
 
-    def __init__(self, version: str | None = None, *, pairs: bool = True) -> None:
-        """`pairs=False`: keep no pairs (a history import: its changes are not asked again)."""
+    def __init__(self, version: str | None = None, *, pairs: bool = True,
+                 refs: bool = False) -> None:  # fmt: skip
+        """`pairs=False`: keep no pairs (a history import: its changes are not asked again).
+        `refs=True`: `symbols` extracts each blob's references too, from the same parse, for
+        the reference index (the daemon's and `index`'s passes: docs/impact.md)."""
         self.version = version or extractor_version()
         self.keeps_pairs = pairs
+        self.keeps_refs = refs
+        self._fresh_refs: dict[Key, FileRefs] = {}
         self._known: dict[Key, tuple[Symbol, ...]] = {}
         self._fresh: dict[Key, tuple[Symbol, ...]] = {}
         self._depth: dict[Key, int] = {}  # how many bases below a blob's stored symbols
@@ -83,12 +89,25 @@ class SymbolShelf:
         `base_blob`: the blob this one replaced, to store its symbols against (`add`)."""
         if blob is not None and (found := self.get((language, blob))) is not None:
             return list(found)
-        from symdiff.parse.extract import extract  # tree-sitter loads only when needed
+        # tree-sitter loads only when needed
+        from symdiff.parse.extract import extract, extract_with_refs
 
-        symbols = extract(language, source, base=base)
+        if self.keeps_refs and blob is not None:
+            symbols, refs = extract_with_refs(language, source, base=base)
+            self._fresh_refs[(language, blob)] = refs
+        else:
+            symbols = extract(language, source, base=base)
         if blob is not None:
             self.add((language, blob), symbols, base_blob)
         return symbols
+
+    def take_fresh_refs(self) -> dict[Key, tuple[tuple[Symbol, ...], FileRefs]]:
+        """The references extracted in this batch, with their blobs' symbols, to be stored;
+        then forgotten."""
+        out = {key: (self._known[key], refs) for key, refs in self._fresh_refs.items()
+               if key in self._known}  # fmt: skip
+        self._fresh_refs = {}
+        return out
 
     def ask(self, keys: Iterable[Key]) -> list[Key]:
         """Of these keys, those neither known nor looked up before; now counted as looked up."""
@@ -100,6 +119,7 @@ class SymbolShelf:
     def drop_fresh(self, key: Key) -> None:
         """Do not store these symbols (still known here): a deleted file's last version."""
         self._fresh.pop(key, None)
+        self._fresh_refs.pop(key, None)
 
     def depth(self, key: Key) -> int:
         """How many bases lie below a blob's stored symbols (0: stored whole)."""
@@ -129,7 +149,7 @@ class SymbolShelf:
 
     def dirty(self) -> bool:
         """Whether anything was worked out here that the store does not hold yet."""
-        return bool(self._fresh or self._fresh_pairs)
+        return bool(self._fresh or self._fresh_pairs or self._fresh_refs)
 
     def fill(self, pool: ParsePool, sides: Sequence[Side]) -> int:
         """Extract in one batch, through `pool` (parse/pool.py: worker processes when the

@@ -12,7 +12,7 @@ from symdiff.workspace.lock import running
 # What the daemon's status file adds: its last pass, its start pass's progress, and whether
 # recording keeps failing.
 FROM_DAEMON = ("last_reconcile", "changes_recorded", "progress", "degraded", "overflows",
-               "failing", "failing_since", "attempts", "last_error", "unrecorded")
+               "failing", "failing_since", "attempts", "last_error", "unrecorded", "refindex")
 
 
 def status(settings: Settings) -> dict[str, object]:
@@ -21,7 +21,8 @@ def status(settings: Settings) -> dict[str, object]:
     The workspace is `settings.root` (`Settings.resolve(nearest=True)` finds it from a
     subdirectory). Keys beside the daemon's own:
     `changes` (None: not indexed yet), `baseline_done` (None: not indexed yet), `progress`
-    (`{"pass", "done", "total"}` while the daemon's start pass runs, else None),
+    (`{"pass", "done", "total"}` while the daemon's start pass runs, else None), `refindex`
+    (`{"state": "building" | "built", "done", "total"}`: the reference index's build),
     `newest_record` (RFC 3339, None without records), `database` and `database_bytes`; and
     `error` when the database exists but cannot be read.
     """

@@ -79,6 +79,8 @@ class Stats:
     progress: dict[str, object] | None = None
     # Idle refreshes that took the git state as the next batch's "before" (origins.py).
     git_refreshes: int = 0
+    # The reference index's build after the start pass: {"state", "done", "total"}.
+    refindex: dict[str, object] | None = None
 
 
 class Daemon:
@@ -86,17 +88,20 @@ class Daemon:
 
     def __init__(self, settings: Settings, *, poll_s: float = POLL_S,
                  max_delay_s: float = 1.0, on_changes: OnChanges | None = None,
-                 history: bool = False, retention: bool = True, clock: Clock = utcnow) -> None:
+                 history: bool = False, retention: bool = True, refindex: bool = True,
+                 clock: Clock = utcnow) -> None:
         """`on_changes` is called with the changes of every recorded batch (the foreground
         watcher prints them); an error in it stops the calls, never the recording. `history`:
         import the last 720h of git history in the background after the start pass.
         `retention`: collect records older than `settings.keep_us` daily, and at start when
-        overdue (retention.py). `clock`: the wall clock of the status file's times and of the
-        git quiet window (origins.py)."""
+        overdue (retention.py). `refindex`: build the reference index of the files that lack
+        one in the background after the start pass (docs/impact.md). `clock`: the wall clock
+        of the status file's times and of the git quiet window (origins.py)."""
         self.settings = settings
         self.clock = clock
         self.history = history
         self.retention = retention
+        self.refindex = refindex
         self.on_changes = on_changes
         self.poll_s = poll_s
         self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
@@ -153,6 +158,8 @@ class Daemon:
                     from symdiff.git.importer import import_in_background
 
                     import_in_background(self.settings)
+                if self.refindex:
+                    self._build_refindex()
                 if self.retention:
                     collector = Collector(self.settings)  # daily, and now if overdue
                     collector.start()
@@ -206,6 +213,27 @@ class Daemon:
         finally:
             self.stats.progress = None
             self._write_status(running=True)
+
+    def _build_refindex(self) -> None:
+        """The reference index's build, in the background (docs/impact.md); its progress is
+        in the status file."""
+        from symdiff.impact.index import build_in_background
+
+        written = 0.0
+
+        def note(done: int, total: int) -> None:
+            nonlocal written
+            self.stats.refindex = {"state": "building", "done": done, "total": total}
+            if time.monotonic() - written >= PROGRESS_EVERY_S or done == total:
+                written = time.monotonic()
+                self._write_status(running=True)
+
+        def finished() -> None:
+            found = self.stats.refindex or {"done": 0, "total": 0}
+            self.stats.refindex = {**found, "state": "built"}
+            self._write_status(running=not self._stop.is_set())
+
+        build_in_background(self.settings, note, finished)
 
     def _start_watching(self) -> None:
         watcher = Watcher(self.settings.root, self.dirty)
@@ -504,7 +532,8 @@ class Daemon:
             restarts=s.restarts, degraded=s.degraded, unwatched=list(s.unwatched),
             failing=s.failing_since is not None, failing_since=s.failing_since,
             attempts=s.attempts, last_error=s.last_error, unrecorded=s.unrecorded[:20],
-            progress=None if s.progress is None else dict(s.progress))
+            progress=None if s.progress is None else dict(s.progress),
+            refindex=None if s.refindex is None else dict(s.refindex))
         try:
             write_status(self.settings.root, status)
         except OSError as exc:

@@ -99,7 +99,7 @@ class _Pass:
     read: int = 0
     # The symbols of the blobs a batch meets (symbols by content: docs/storage.md). No pairs:
     # a record already keeps its change, and the database's budget has no room for a copy.
-    shelf: SymbolShelf = field(default_factory=lambda: SymbolShelf(pairs=False))
+    shelf: SymbolShelf = field(default_factory=lambda: SymbolShelf(pairs=False, refs=True))
 
     def skip(self, rel: str, why: str) -> None:
         """Leave a path as the index last saw it, and say so (once)."""
@@ -476,5 +476,5 @@ def _commit(p: _Pass, muts: list[Mutation]) -> list[FileChange]:
         p.store.keep_shelf(p.shelf)
     except StoreError as exc:
         p.notices.warn(f"cannot store the symbols of recorded blobs: {exc}")
-    p.shelf = SymbolShelf(p.shelf.version, pairs=False)  # a batch's symbols end with it
+    p.shelf = SymbolShelf(p.shelf.version, pairs=False, refs=True)  # a batch's symbols end with it
     return [m.change for m in applied if m.change is not None]

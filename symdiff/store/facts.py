@@ -1,10 +1,10 @@
 """Facts by content: what was learned about a blob, stored once per (blob, fact set).
 
 A fact set is (extractor version, language, kind): a blob's `symbols`, a pair of blobs'
-`changes` (keyed by `pair_blob`), the reference index's `refs` next. Rows are read by whoever
-meets the blob again, and written by whoever learned them first (docs/storage.md, "Symbols by
-content"). A cache, not a record: losing a row costs one parse, so writes ignore conflicts and
-never hold a record back.
+`changes` (keyed by `pair_blob`), a blob's references (`refs`, the reference index's input).
+Rows are read by whoever meets the blob again, and written by whoever learned them first
+(docs/storage.md, "Symbols by content"). A cache, not a record: losing a row costs one parse,
+so writes ignore conflicts and never hold a record back.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from symdiff.store.engine import insert_ignore
 
 SYMBOLS = "symbols"  # a blob's symbols (parse/codec.raw)
 CHANGES = "changes"  # a pair of blobs' line counts and symbol changes (codec.raw_pair)
+REFS = "refs"  # a blob's references, the reference index's input (codec.raw_refs)
 _CHUNK = 500  # blobs per statement (bound parameters)
 US_PER_DAY = 86_400 * 1_000_000
 
@@ -85,6 +86,25 @@ def load(conn: Connection, extractor: str, kind: str,
     return out
 
 
+def present(conn: Connection, extractor: str, kind: str,
+            keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:  # fmt: skip
+    """Which of these (language, blob) keys have a stored row of `kind` (not read)."""
+    ids = set_ids(conn, extractor, {(language, kind) for language, _ in keys}, create=False)
+    language_of = {id_: language for (language, _), id_ in ids.items()}
+    by_set: dict[int, list[str]] = {}
+    for language, blob in sorted(set(keys)):
+        if (language, kind) in ids:
+            by_set.setdefault(ids[(language, kind)], []).append(blob)
+    bf = t.blob_facts.c
+    out = set()
+    for set_id, blobs in by_set.items():
+        for i in range(0, len(blobs), _CHUNK):
+            for blob, in conn.execute(select(bf.blob).where(
+                    bf.set_id == set_id, bf.blob.in_(blobs[i : i + _CHUNK]))):
+                out.add((language_of[set_id], blob))
+    return out
+
+
 # What to store: the raw form (codec.raw), and for a delta its base's raw form, base blob and
 # depth; `save` packs it as a delta, or whole when the base row is not there.
 Offer = tuple[bytes, bytes | None, str | None, int]
@@ -144,6 +164,8 @@ def collect_step(conn: Connection, extractor: str, cutoff_us: int, limit: int = 
     nothing, so that a writer never waits for a whole collection.
 
     - First every row of another extractor version: it is never read again.
+    - Then, whatever their age, the references of a blob no file holds now: the reference index
+      is of the tree as it is (docs/impact.md).
     - Then a row written before the cutoff whose blob no record and no file state names (a
       revision's blob met by `against`, an imported commit's whose records aged out), unless a
       kept row is a delta against it: chains go from their newest end, step by step.
@@ -154,6 +176,10 @@ def collect_step(conn: Connection, extractor: str, cutoff_us: int, limit: int = 
     if not doomed:
         conn.execute(delete(t.fact_sets).where(
             fs.extractor != extractor, ~exists().where(bf.set_id == fs.id)))
+        refs = select(fs.id).where(fs.kind == REFS).scalar_subquery()
+        doomed = list(conn.scalars(select(bf.id).where(
+            bf.set_id.in_(refs), not_(bf.blob.in_(select(f.blob_hash)))).limit(limit)))
+    if not doomed:
         live = union(select(c.old_hash).where(c.old_hash.is_not(None)),
                      select(c.new_hash).where(c.new_hash.is_not(None)), select(f.blob_hash))
         child = t.blob_facts.alias("child")

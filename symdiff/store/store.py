@@ -38,6 +38,8 @@ from symdiff.store.engine import insert_ignore, make_engine, upsert_files
 from symdiff.store.schema import is_current, stored_revision
 
 if TYPE_CHECKING:
+    from symdiff.model import Symbol
+    from symdiff.parse.refs import FileRefs
     from symdiff.parse.shelf import SymbolShelf
 
 
@@ -239,6 +241,16 @@ class Store:
         return {
             r.path: FileState(r.path, r.blob_hash, r.size, r.mtime_ns, r.checked_ns) for r in rows
         }
+
+    def files_marker(self, workspace_id: int) -> tuple[int, int]:
+        """(how many files, the latest `checked_ns`): it moves whenever a file state is
+        added, removed or rewritten (a file read again), so that a reader holding what it
+        built from the file states knows, in one query, whether they changed."""
+        f = t.files.c
+        with self._read() as conn:
+            count, latest = conn.execute(select(func.count(), func.max(f.checked_ns)).where(
+                f.workspace_id == workspace_id)).one()
+        return int(count), int(latest or 0)
 
     def get_blob(self, digest: str) -> bytes | None:
         """The bytes of a snapshot, or None when only its hash is kept (or it is unknown)."""
@@ -460,8 +472,8 @@ class Store:
         its base's, and its pairs); returns how many rows were offered."""
         from symdiff.parse import codec
 
-        fresh, pairs = shelf.take_fresh(), shelf.take_fresh_pairs()
-        if not fresh and not pairs:
+        fresh, pairs, refs = shelf.take_fresh(), shelf.take_fresh_pairs(), shelf.take_fresh_refs()
+        if not fresh and not pairs and not refs:
             return 0
         now = now_us if now_us is not None else time.time_ns() // 1000
         symbols: dict[tuple[str, str], facts.Offer] = {}
@@ -483,9 +495,62 @@ class Store:
             symbols[key] = (own, base_raw, base, 0 if base_raw is None else shelf.depth(key))
         changes = {(language, facts.pair_blob(old, new)): (codec.raw_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
+        offered = {key: (codec.raw_refs(file_refs), None, None, 0)
+                   for key, (_, file_refs) in refs.items()}  # fmt: skip
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
-                    + facts.save(conn, shelf.version, facts.CHANGES, changes, now))
+                    + facts.save(conn, shelf.version, facts.CHANGES, changes, now)
+                    + facts.save(conn, shelf.version, facts.REFS, offered, now))
+
+
+    def load_facts(self, version: str, keys: Sequence[tuple[str, str]]
+                   ) -> dict[tuple[str, str], tuple[tuple[Symbol, ...], FileRefs]]:  # fmt: skip
+        """The stored symbols and references (the reference index's input) of these (language,
+        blob) keys that have both, as stored by extractor `version`. A payload that does not read
+        back is left out: its blob is extracted afresh."""
+        from symdiff.parse import codec
+
+        if not keys:
+            return {}
+        with self._read() as conn:
+            refs = facts.load(conn, version, facts.REFS, keys)
+            rows = facts.load(conn, version, facts.SYMBOLS, [key for key in keys if key in refs])
+        raws: dict[tuple[str, str], bytes | None] = {}
+        out = {}
+        for key, (data, _, _) in refs.items():
+            symbols = _raw_of(key, rows, raws)
+            if symbols is None:
+                continue
+            try:
+                out[key] = (codec.from_raw(symbols), codec.from_raw_refs(codec.unpack(data)))
+            except codec.CodecError:
+                continue
+        return out
+
+    def have_refs(self, version: str, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Which of these (language, blob) keys have stored references (none is read)."""
+        with self._read() as conn:
+            return facts.present(conn, version, facts.REFS, keys) if keys else set()
+
+    def keep_facts(self, version: str,
+                   found: Mapping[tuple[str, str], tuple[Sequence[Symbol], FileRefs]], *,
+                   now_us: int | None = None) -> int:  # fmt: skip
+        """Store blobs' symbols (whole, where not stored yet) and references; returns how many
+        blobs were offered."""
+        from symdiff.parse import codec
+
+        if not found:
+            return 0
+        now = now_us if now_us is not None else time.time_ns() // 1000
+        symbols: dict[tuple[str, str], facts.Offer] = {
+            key: (codec.raw(syms), None, None, 0) for key, (syms, _) in found.items()}
+        refs: dict[tuple[str, str], facts.Offer] = {
+            key: (codec.raw_refs(file_refs), None, None, 0)
+            for key, (_, file_refs) in found.items()}  # fmt: skip
+        with self._write() as conn:
+            facts.save(conn, version, facts.SYMBOLS, symbols, now)
+            facts.save(conn, version, facts.REFS, refs, now)
+        return len(found)
 
 
 def _raw_of(key: tuple[str, str], rows: Mapping[tuple[str, str], facts.Row],

@@ -121,6 +121,9 @@ class DaemonStatus:
     last_error: str | None = None
     unrecorded: list[str] | None = field(default=None, hash=False)
     progress: dict[str, object] | None = field(default=None, hash=False)
+    # The reference index's build after the start pass (docs/impact.md):
+    # {"state": "building" | "built", "done", "total"} (files extracted of those lacking).
+    refindex: dict[str, object] | None = field(default=None, hash=False)
 
     def to_json(self) -> dict[str, object]:
         """The file's content, every field present (None as null)."""
@@ -142,7 +145,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "events": (int,), "changes_recorded": (int,), "full_rescans": (int,), "overflows": (int,),
     "restarts": (int,), "degraded": (bool,), "unwatched": (list,), "failing": (bool,),
     "failing_since": (str,), "attempts": (int,), "last_error": (str,), "unrecorded": (list,),
-    "progress": (dict,),
+    "progress": (dict,), "refindex": (dict,),
 }  # fmt: skip
 
 

@@ -1,0 +1,161 @@
+"""Impact's speed targets (issue 26), each beside its peer measured in the same run.
+
+1. The reference index of a Django-size tree, built cold (every file's symbols and references
+   extracted through the parse pool and stored), beside the parse floor: one tree-sitter parse
+   of every file, in this process. Target: at most 1.5x the floor.
+2. `impact` of 20 changed symbols on that tree: p50 over `--rounds` calls in one process (the
+   graph held, as the MCP server holds it), beside the first call of a process (the graph
+   built from the stored references). Target: p50 at most 50 ms.
+3. A recorded change updates the index: on a tree of `--files` small files watched by the
+   daemon, the time from each save to its new references being stored, beside the time to its
+   record being queryable (today's save-to-queryable budget: p50 at most 50 ms).
+
+Run: .venv/bin/python benchmarks/impact_speed.py [TREE] [--rounds 50] [--saves 100] [--files 2000]
+TREE defaults to Django's sdist (benchmarks/_corpus.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _caches import cold
+from _corpus import django_tree
+from watch_latency import make_tree, pct, run_daemon
+
+from symdiff import api
+from symdiff.config import Settings
+from symdiff.diffs.blobid import blob_id
+from symdiff.impact import index as refindex
+from symdiff.parse.version import extractor_version
+from symdiff.store import Store
+
+
+def parse_floor(root: Path, paths: list[str]) -> float:
+    """Seconds to parse every file once with tree-sitter, in this process (no extraction)."""
+    from tree_sitter_language_pack import get_parser
+
+    texts = [(refindex.indexed(p), (root / p).read_bytes()) for p in paths]
+    parsers = {lang: get_parser(lang) for lang, _ in texts if lang is not None}  # type: ignore[arg-type]
+    start = time.perf_counter()
+    for lang, text in texts:
+        if lang is not None:
+            parsers[lang].parse(text)
+    return time.perf_counter() - start
+
+
+def bench_build(root: Path, db: str) -> tuple[Settings, list[str]]:
+    settings = Settings.resolve(root, db=db, host="bench")
+    api.index(settings)  # the baseline: file states and snapshots, no parse
+    version = extractor_version()
+    with Store(settings.db_url) as store:
+        ws = store.find_workspace(str(settings.root), settings.host)
+        assert ws is not None
+        todo = refindex.missing(store, version, store.file_states(ws.id))
+        paths = [path for path, _ in todo]
+        floor = min(parse_floor(root, paths) for _ in range(2))
+        cold()
+        start = time.perf_counter()
+        built = refindex.build(store, version, todo)
+        took = time.perf_counter() - start
+    refs = sum(len(r.refs) for _, r in built.values())
+    print(f"reference index, cold, {len(paths)} files ({refs} references): {took:.2f} s; "
+          f"parse floor {floor:.2f} s; ratio {took / floor:.2f}x (target <= 1.5x)")
+    functions = sorted(f"{path}:{s.name}" for path, key in todo if key in built
+                       for s in built[key][0] if s.kind in ("function", "method"))
+    return settings, functions
+
+
+def bench_query(settings: Settings, functions: list[str], rounds: int) -> None:
+    refindex.forget()
+    start = time.perf_counter()
+    with Store(settings.db_url) as store:
+        ws = store.find_workspace(str(settings.root), settings.host)
+        assert ws is not None
+        refindex.current(settings, store, ws.id)
+    first_graph = time.perf_counter() - start
+    wanted = random.Random(26).sample(functions, 20)
+    start = time.perf_counter()
+    api.impact(settings, symbols=wanted)
+    first = time.perf_counter() - start
+    times = []
+    found: dict[str, object] = {}
+    for _ in range(rounds):
+        start = time.perf_counter()
+        found = api.impact(settings, symbols=wanted)
+        times.append(time.perf_counter() - start)
+    callers, tests = found["callers"], found["tests"]
+    assert isinstance(callers, list) and isinstance(tests, list)
+    print(f"impact of 20 symbols, graph held: p50 {statistics.median(times) * 1000:.1f} ms, "
+          f"p90 {pct(times, 0.9):.1f} ms over {rounds} calls ({len(callers)} callers, "
+          f"{len(tests)} tests); first call of a process: graph from the store "
+          f"{first_graph * 1000:.0f} ms, then {first * 1000:.1f} ms (target p50 <= 50 ms)")
+
+
+def bench_updates(base: Path, files: int, saves: int) -> None:
+    root = base / "watched"
+    tree = make_tree(root, files)
+    settings = Settings.resolve(root, host="bench")
+    d, t = run_daemon(settings)
+    version = extractor_version()
+    recorded, indexed = [], []
+    try:
+        if not d.wait_until(lambda s: (s.refindex or {}).get("state") == "built", 300):
+            raise RuntimeError("the reference index was not built")
+        with Store(settings.db_url) as store:
+            ws = store.find_workspace(str(settings.root), settings.host)
+            assert ws is not None
+            n = store.count_changes(ws.id)
+            for k in range(saves):
+                time.sleep(random.uniform(0.0, 0.02))
+                f = random.choice(tree)
+                text = f.read_text() + f"\n\ndef added_{k}(x):\n    return f0(x)\n"
+                f.write_text(text)
+                start = time.perf_counter()
+                blob = blob_id(text.encode())
+                n += 1
+                while store.count_changes(ws.id) < n:
+                    time.sleep(0.001)
+                recorded.append(time.perf_counter() - start)
+                rel = f.relative_to(root).as_posix()
+                while True:
+                    state = store.file_states(ws.id, under=[rel])[rel]
+                    if state.blob_hash == blob and store.load_facts(
+                            version, [("python", state.blob_hash)]):
+                        break
+                    time.sleep(0.001)
+                indexed.append(time.perf_counter() - start)
+    finally:
+        d.stop()
+        t.join(60)
+    print(f"{saves} saves in a tree of {files} files: record queryable p50 "
+          f"{pct(recorded, 0.5):.1f} ms, p90 {pct(recorded, 0.9):.1f} ms; references stored "
+          f"p50 {pct(indexed, 0.5):.1f} ms, p90 {pct(indexed, 0.9):.1f} ms (target p50 <= 50 ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tree", nargs="?", type=Path, default=None)
+    parser.add_argument("--rounds", type=int, default=50)
+    parser.add_argument("--saves", type=int, default=100)
+    parser.add_argument("--files", type=int, default=2000)
+    args = parser.parse_args()
+    source = args.tree or django_tree()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "tree"
+        shutil.copytree(source, root, ignore=shutil.ignore_patterns(".git"))
+        settings, functions = bench_build(root, f"sqlite:///{tmp}/index.db")
+        bench_query(settings, functions, args.rounds)
+        bench_updates(Path(tmp), args.files, args.saves)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""The reference index of a workspace: its files' symbols and references, as a graph.
+
+The index is stored by content (`store/facts.py`, kinds `symbols` and `refs`): each blob a
+file holds is extracted once, by whoever met it first (the daemon as it records a change, the
+build after the baseline, or this module when it finds a blob without them), and read by
+everyone else. `current` turns the files of the workspace into a `symdiff.graph.Graph`, held
+per process (the MCP server's answers after the first read only what changed since) and
+brought up to date from the file states at each call.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from symdiff.config import Settings
+from symdiff.graph import FileFacts, Graph, parse_gomod
+from symdiff.model import Symbol
+from symdiff.parse.languages import family_module, language_for
+from symdiff.parse.refs import FileRefs
+from symdiff.store.store import FileState, Store
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]  # (language, blob id)
+Progress = Callable[[int, int], None]  # (files indexed, files in all)
+CHUNK = 200  # files extracted and stored per step: progress and memory stay bounded
+
+
+@dataclass
+class _Held:
+    graph: Graph
+    patterns: tuple[str, ...]
+    blobs: dict[str, str] = field(default_factory=dict)  # path -> blob id in the graph
+    modules: dict[str, str] = field(default_factory=dict)  # go.mod path -> blob id
+    marker: tuple[int, int] | None = None  # the file states' marker when last refreshed
+
+
+_held: dict[tuple[str, str, int], _Held] = {}
+# Held by whoever reads or updates a held graph (query.py walks under it); re-entrant.
+LOCK = threading.RLock()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def indexed(path: str) -> str | None:
+    """The language of a path the reference index reads, or None."""
+    language = language_for(path)
+    return language if language is not None and family_module(language) is not None else None
+
+
+def missing(store: Store, version: str, states: Mapping[str, FileState]) -> list[tuple[str, Key]]:
+    """The files whose blob has no stored symbols and references: (path, key), by path."""
+    keys = {path: (language, state.blob_hash) for path, state in states.items()
+            if (language := indexed(path)) is not None}  # fmt: skip
+    have = store.have_refs(version, sorted(set(keys.values())))
+    return sorted((path, key) for path, key in keys.items() if key not in have)
+
+
+Facts = tuple[tuple[Symbol, ...], FileRefs]  # a blob's symbols and references
+
+
+def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
+          progress: Progress | None = None) -> dict[Key, Facts]:  # fmt: skip
+    """Extract and store the symbols and references of these files' blobs, CHUNK at a time,
+    through the shared parse pool (workers when the chunk is worth it); returns them. A blob
+    whose text the store does not hold (only its hash: binary or over the size cap) is left
+    out of the index."""
+    from symdiff.parse.pool import shared
+
+    pool = shared()
+    out: dict[Key, Facts] = {}
+    todo = sorted({key for _, key in files})
+    for start in range(0, len(todo), CHUNK):
+        chunk = todo[start : start + CHUNK]
+        texts = [(key, store.get_blob(key[1])) for key in chunk]
+        wanted = [(key, text) for key, text in texts if text is not None]
+        found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
+            wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
+        store.keep_facts(version, found)
+        out.update(found)
+        if progress is not None:
+            progress(min(start + CHUNK, len(todo)), len(todo))
+    return out
+
+
+def current(settings: Settings, store: Store, workspace_id: int) -> Graph:
+    """The graph of the workspace's files as the store knows them now: held from the last
+    call in this process and updated with what changed, the blobs without stored facts
+    extracted (and stored) first."""
+    from symdiff.parse.version import extractor_version
+
+    version = extractor_version()
+    held_key = (settings.db_url, str(settings.root), workspace_id)
+    with LOCK:
+        held = _held.get(held_key)
+        if held is None:
+            held = _held[held_key] = _Held(Graph(test_patterns=settings.test_patterns),
+                                           settings.test_patterns)
+        marker = store.files_marker(workspace_id)
+        if marker != held.marker:  # a file state moved: compare them all
+            _refresh(store, version, held, store.file_states(workspace_id))
+            held.marker = marker
+        return held.graph
+
+
+def _refresh(store: Store, version: str, held: _Held, states: Mapping[str, FileState]) -> None:
+    modules = {path: state.blob_hash for path, state in states.items()
+               if path == "go.mod" or path.endswith("/go.mod")}  # fmt: skip
+    if modules != held.modules:
+        held.graph = _rebuilt(held, store, modules)
+    keys = {path: (language, state.blob_hash) for path, state in states.items()
+            if (language := indexed(path)) is not None}  # fmt: skip
+    for path in [path for path in held.blobs if path not in keys]:
+        held.graph.remove(path)
+        del held.blobs[path]
+    changed = {path: key for path, key in keys.items() if held.blobs.get(path) != key[1]}
+    if not changed:
+        return
+    found = store.load_facts(version, sorted(set(changed.values())))
+    lacking = [(path, key) for path, key in changed.items() if key not in found]
+    if lacking:
+        found.update(build(store, version, lacking))
+    for path, key in sorted(changed.items()):
+        facts = found.get(key)
+        if facts is None:
+            if path in held.blobs:
+                held.graph.remove(path)
+                del held.blobs[path]
+            continue
+        symbols, refs = facts
+        held.graph.update(FileFacts(path, key[0], symbols, refs))
+        held.blobs[path] = key[1]
+
+
+def _rebuilt(held: _Held, store: Store, modules: Mapping[str, str]) -> Graph:
+    """A graph with these go.mod files' module paths, holding nothing yet (Go imports resolve
+    by them, so every file is added again)."""
+    go_modules = {}
+    for path, blob in modules.items():
+        text = store.get_blob(blob)
+        module = None if text is None else parse_gomod(text)
+        if module is not None:
+            go_modules[path.rpartition("/")[0]] = module
+    held.blobs.clear()
+    held.modules = dict(modules)
+    return Graph(test_patterns=held.patterns, go_modules=go_modules)
+
+
+def build_in_background(settings: Settings, progress: Progress,
+                        done: Callable[[], None]) -> threading.Thread:
+    """The daemon's build of the reference index after its start pass, on a thread of its own
+    with its own Store: every file whose blob lacks stored symbols and references is
+    extracted, CHUNK files a step, `progress` told after each, `done` at the end. Never raises
+    (a failure is logged: the index is then built by the first `impact`)."""
+
+    def run() -> None:
+        from symdiff.parse.version import extractor_version
+
+        try:
+            with Store(settings.db_url) as store:
+                ws = store.find_workspace(str(settings.root), settings.host)
+                if ws is None:
+                    return
+                version = extractor_version()
+                todo = missing(store, version, store.file_states(ws.id))
+                progress(0, len(todo))
+                build(store, version, todo, progress=progress)
+        except Exception:  # the watcher must survive whatever the build meets
+            log.exception("the reference index build failed")
+        finally:
+            done()
+
+    thread = threading.Thread(target=run, name="symdiff-refindex", daemon=True)
+    thread.start()
+    return thread
+
+
+def forget() -> None:
+    """Drop the graphs this process holds (tests; benchmarks of a cold call)."""
+    with LOCK:
+        _held.clear()

@@ -1,0 +1,335 @@
+"""A file's references (the reference index's input): one parse feeds symbols and refs, small
+golden cases per language family, and an oracle for Python's calls built on `ast`."""
+
+from __future__ import annotations
+
+import ast
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from symdiff.parse.codec import CodecError, pack_refs, unpack_refs
+from symdiff.parse.extract import extract, extract_refs, extract_uncached, extract_with_refs
+from symdiff.parse.languages import FAMILIES
+from symdiff.parse.pool import ParsePool
+from symdiff.parse.reflangs.python import python_refs
+from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
+
+FIXTURES = Path(__file__).parent / "fixtures" / "languages"
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+CALL, ATTR, TYPE = RefKind.CALL, RefKind.ATTR, RefKind.TYPE
+NAME, DECORATOR, FIXTURE = RefKind.NAME, RefKind.DECORATOR, RefKind.FIXTURE
+
+
+def sample(language: str) -> bytes:
+    (path,) = [p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample")]
+    return path.read_bytes()
+
+
+def uses(language: str, source: str) -> set[tuple[str, str, RefKind]]:
+    return {(r.source, r.target, r.kind) for r in extract_refs(language, source.encode()).refs}
+
+
+@pytest.mark.parametrize("language", sorted(FAMILIES))
+def test_the_symbols_of_extract_with_refs_are_extracts(language: str) -> None:
+    source = sample(language)
+    symbols, refs = extract_with_refs(language, source)
+    assert symbols == extract_uncached(language, source) == extract(language, source)
+    names = {s.name for s in symbols} | {""}
+    # (an OCaml interface declares and calls nothing; the C sample only includes stdio.h)
+    assert refs.refs or refs.imports or language == "ocaml_interface", language
+    assert {r.source for r in refs.refs} <= names  # each source is a definition, or the module
+    assert unpack_refs(pack_refs(refs)) == refs
+
+
+def test_a_language_without_a_family_has_no_refs() -> None:
+    assert extract_with_refs("markdown", b"# x") == ([], FileRefs())
+
+
+PYTHON = '''\
+import os.path
+import numpy as np
+from . import sibling
+from ..pkg.mod import (a, b as c,  # why
+    d)
+from x import *
+import pytest
+
+@pytest.fixture(name="db_thing")
+def thing(tmp_path, request):
+    request.getfixturevalue("other")
+    return models.Thing(tmp_path)
+
+@pytest.mark.usefixtures("x1", 'x2')
+class TestA(Base, mixins.M, metaclass=Meta):
+    def test_f(self, thing, db: Database) -> Result:
+        """Calls foo() in a docstring: no call."""
+        x = Foo(1)
+        y: models.Bar = get()
+        x.save()
+        y.load(a)
+        db.query("s").all()
+        os.path.join(sibling, "a # b")
+        print(f"{np.sum(z)} and {{not_a_field}}")
+        def inner():
+            return c(thing)
+        self.helper(
+            key=value)
+        obj.attr.sub = 3
+        return thing
+'''
+
+
+def test_python_imports() -> None:
+    assert extract_refs("python", PYTHON.encode()).imports == (
+        Import("os", "os.path", "", 1),
+        Import("np", "numpy", "", 2),
+        Import("sibling", ".", "sibling", 3),
+        Import("a", "..pkg.mod", "a", 4),
+        Import("c", "..pkg.mod", "b", 4),
+        Import("d", "..pkg.mod", "d", 4),
+        Import("", "x", "*", 6),
+        Import("pytest", "pytest", "", 7),
+    )
+
+
+def test_python_references() -> None:
+    assert uses("python", PYTHON) == {
+        ("thing", "pytest.fixture", DECORATOR),
+        ("thing", "pytest.fixture:name=db_thing", DECORATOR),
+        ("thing", "tmp_path", FIXTURE),
+        ("thing", "other", FIXTURE),
+        ("thing", "request.getfixturevalue", CALL),
+        ("thing", "models.Thing", CALL),
+        ("TestA", "pytest.mark.usefixtures", DECORATOR),
+        ("TestA", "x1", FIXTURE),
+        ("TestA", "x2", FIXTURE),
+        ("TestA", "Base", TYPE),
+        ("TestA", "mixins.M", TYPE),
+        ("TestA", "Meta", TYPE),
+        ("TestA.test_f", "thing", FIXTURE),
+        ("TestA.test_f", "db", FIXTURE),
+        ("TestA.test_f", "Database", TYPE),
+        ("TestA.test_f", "Result", TYPE),
+        ("TestA.test_f", "Foo", CALL),
+        ("TestA.test_f", "Foo.save", CALL),  # x = Foo(1): x.save() is Foo.save
+        ("TestA.test_f", "get", CALL),
+        ("TestA.test_f", "models.Bar", TYPE),
+        ("TestA.test_f", "models.Bar.load", CALL),  # y: models.Bar
+        ("TestA.test_f", "a", NAME),  # imported, passed as a value
+        ("TestA.test_f", "Database.query", CALL),  # db: Database, a parameter
+        ("TestA.test_f", "os.path.join", CALL),
+        ("TestA.test_f", "sibling", NAME),
+        ("TestA.test_f", "np.sum", CALL),  # in an f-string's field
+        ("TestA.test_f", "print", CALL),
+        ("TestA.test_f", "self.helper", CALL),
+        ("TestA.test_f", "obj.attr.sub", ATTR),
+        ("TestA.test_f.inner", "c", CALL),
+        ("TestA.test_f.inner", "thing", NAME),  # a top-level function, not inner's parameter
+    }
+
+
+def test_python_lines_and_order_are_stable() -> None:
+    refs = extract_refs("python", PYTHON.encode()).refs
+    assert Ref("TestA.test_f", "Foo", CALL, 18) in refs
+    assert Ref("TestA.test_f", "obj.attr.sub", ATTR, 29) in refs
+    assert Ref("TestA.test_f.inner", "c", CALL, 26) in refs
+    kinds = list(RefKind)
+    assert list(refs) == sorted(refs, key=lambda r: (r.source, r.target, kinds.index(r.kind)))
+
+
+def dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def ast_calls(source: bytes) -> set[tuple[str, str]]:
+    """(the enclosing definition's qualified name, the dotted callee) of every call whose
+    callee is a name or a chain of attributes on one; a decorator's own call is its definition's
+    DECORATOR, not a call, and a definition holds its decorators, defaults and annotations."""
+    out: set[tuple[str, str]] = set()
+
+    def visit(node: ast.AST, scope: str) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            inner = node.name if not scope else f"{scope}.{node.name}"
+            decorators = {id(d) for d in node.decorator_list}
+            for child in ast.iter_child_nodes(node):
+                for grandchild in ast.iter_child_nodes(child) if id(child) in decorators else ():
+                    visit(grandchild, inner)
+                if id(child) not in decorators:
+                    visit(child, inner)
+            return
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name is not None:
+                out.add((scope, name))
+        for child in ast.iter_child_nodes(node):
+            visit(child, scope)
+
+    visit(ast.parse(source), "")
+    return out
+
+
+@pytest.mark.parametrize(
+    "path", ["json/decoder.py", "json/encoder.py", "textwrap.py", "argparse.py", "pathlib.py"]
+)
+def test_python_calls_equal_asts(path: str) -> None:
+    source = (STDLIB / path).read_bytes()
+    refs = python_refs(source, extract("python", source), local_types=False)
+    calls = {(r.source, r.target) for r in refs.refs if r.kind is CALL}
+    assert calls == ast_calls(source)
+
+
+ECMA = """\
+import d, {a as b} from "./m";
+import * as ns from "m";
+import "side";
+export {x} from "./y";
+export * from "z";
+const {a: q, c} = require("./r");
+const m = require("m");
+class K extends Base {
+  go() { g(1); a.b.c(); new X(); foo().bar(); import("./dyn"); return <Foo.Bar x={1}/>; }
+}
+"""
+
+
+def test_javascript() -> None:
+    refs = extract_refs("javascript", ECMA.encode())
+    assert set(refs.imports) == {
+        Import("d", "./m", "default", 1), Import("b", "./m", "a", 1), Import("ns", "m", "", 2),
+        Import("", "side", "", 3), Import("x", "./y", "x", 4), Import("", "z", "*", 5),
+        Import("q", "./r", "a", 6), Import("c", "./r", "c", 6), Import("m", "m", "", 7),
+        Import("", "./dyn", "", 9),
+    }  # fmt: skip
+    assert {(r.source, r.target, r.kind) for r in refs.refs} == {
+        ("K", "Base", TYPE), ("K.go", "g", CALL), ("K.go", "a.b.c", CALL), ("K.go", "X", CALL),
+        ("K.go", "foo", CALL), ("K.go", "bar", CALL), ("K.go", "Foo.Bar", CALL),
+    }  # fmt: skip
+
+
+def test_typescript_types() -> None:
+    source = "class C extends B implements I { x: Foo<Bar.Baz>; m(a: T): R { return new Q<T>(); } }"
+    assert uses("typescript", source) == {
+        ("C", "B", TYPE), ("C", "I", TYPE), ("C", "Foo", TYPE), ("C", "Bar.Baz", TYPE),
+        ("C.m", "T", TYPE), ("C.m", "R", TYPE), ("C.m", "Q", CALL),
+    }  # fmt: skip
+
+
+GO = """\
+package p
+import (
+\tf "fmt"
+\t_ "x/y"
+\t. "z"
+\t"a/b"
+)
+type T struct{ u b.U }
+func (t *T) M(x X) { f.Println(); x.M(); _ = T{}; g() }
+"""
+
+
+def test_go() -> None:
+    refs = extract_refs("go", GO.encode())
+    assert refs.package == "p"
+    assert refs.imports == (
+        Import("f", "fmt", "", 3), Import("", "x/y", "", 4), Import("", "z", "*", 5),
+        Import("b", "a/b", "", 6),
+    )  # fmt: skip
+    assert {(r.source, r.target, r.kind) for r in refs.refs} == {
+        ("p.T", "b.U", TYPE), ("p.T.M", "X", TYPE), ("p.T.M", "f.Println", CALL),
+        ("p.T.M", "x.M", CALL), ("p.T.M", "T", CALL), ("p.T.M", "T", TYPE), ("p.T.M", "g", CALL),
+    }  # fmt: skip
+
+
+def test_java_kotlin_csharp() -> None:
+    java = extract_refs(
+        "java",
+        b"package p.q;\nimport a.b.C;\nimport static a.b.C.m;\nimport a.*;\n"
+        b"class K extends S { void f(L l){ g(1); a.b(2); new X(); } }",
+    )
+    assert java.package == "p.q"
+    assert java.imports == (
+        Import("C", "a.b", "C", 2), Import("m", "a.b.C", "m", 3), Import("", "a", "*", 4),
+    )  # fmt: skip
+    assert {(r.source, r.target, r.kind) for r in java.refs} == {
+        ("K", "S", TYPE), ("K.f", "L", TYPE), ("K.f", "g", CALL), ("K.f", "a.b", CALL),
+        ("K.f", "X", CALL), ("K.f", "X", TYPE),
+    }  # fmt: skip
+    kotlin = extract_refs("kotlin", b"package a.b\nimport x.y.Z\nimport x.y.W as V\n"
+                          b"fun f(z: Z) { g(1); a.b(2) }")  # fmt: skip
+    assert kotlin.package == "a.b"
+    assert kotlin.imports == (Import("Z", "x.y", "Z", 2), Import("V", "x.y", "W", 3))
+    assert {("f", "g", CALL), ("f", "a.b", CALL), ("f", "Z", TYPE)} <= {
+        (r.source, r.target, r.kind) for r in kotlin.refs
+    }
+    csharp = extract_refs(
+        "csharp",
+        b"using A.B;\nusing X = A.B.C;\n"
+        b"namespace N { class C : Base { void F(T t){ G(1); a.B(2); } } }",
+    )
+    assert csharp.package == "N"
+    assert csharp.imports == (Import("", "A.B", "*", 1), Import("X", "A.B", "C", 2))
+    assert {(r.source, r.target, r.kind) for r in csharp.refs} == {
+        ("N.C", "Base", TYPE), ("N.C.F", "T", TYPE), ("N.C.F", "G", CALL),
+        ("N.C.F", "a.B", CALL),
+    }  # fmt: skip
+
+
+def test_rust() -> None:
+    refs = extract_refs(
+        "rust",
+        b"use crate::a::{b, c as d};\nuse super::x;\nuse std::io::*;\nmod m;\n"
+        b'fn f(p: P) { g(1); a::b(); x.m(); S{a:1}; println!("x"); }',
+    )
+    assert refs.imports == (
+        Import("b", "crate.a", "b", 1), Import("d", "crate.a", "c", 1),
+        Import("x", "super", "x", 2), Import("", "std.io", "*", 3), Import("m", "self.m", "", 4),
+    )  # fmt: skip
+    assert {(r.source, r.target, r.kind) for r in refs.refs} == {
+        ("f", "P", TYPE), ("f", "g", CALL), ("f", "a.b", CALL), ("f", "x.m", CALL),
+        ("f", "S", CALL), ("f", "println", CALL),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("language", "source"),
+    [
+        ("c", "#include <stdio.h>\nvoid f(){ g(1); a.b(2); p->q(3); }"),
+        ("ruby", "require 'x/y'\ndef f; g(1); a.b(2); end"),
+        ("php", "<?php\nuse X\\Y\\Z;\nfunction f(){ g(1); $a->b(2); }"),
+        ("lua", "function f() g(1); a.b(2) end"),
+        ("swift", "func f(){ g(1); a.b(2) }"),
+        ("r", "f <- function() { g(1); a$b(2) }"),
+        ("elixir", "defmodule M do\n def f do g(1); A.b(2) end\nend"),
+        ("perl", "sub f { g(1); $a->b(2); }"),
+    ],
+)
+def test_other_languages_read_calls_by_name(language: str, source: str) -> None:
+    found = {(r.target, r.kind) for r in extract_refs(language, source.encode()).refs}
+    assert ("g", CALL) in found
+    assert found & {("a.b", CALL), ("A.b", CALL)}
+
+
+def test_codec_round_trip_and_errors() -> None:
+    refs = extract_refs("python", PYTHON.encode())
+    packed = pack_refs(refs)
+    assert unpack_refs(packed) == refs
+    assert unpack_refs(pack_refs(FileRefs())) == FileRefs()
+    with pytest.raises(CodecError):
+        unpack_refs(b"[1,2]")
+
+
+def test_the_pool_reads_symbols_and_refs_from_one_parse() -> None:
+    texts = [("python", PYTHON.encode()), ("go", GO.encode()), ("javascript", ECMA.encode())]
+    want = [(extract(language, text), extract_refs(language, text)) for language, text in texts]
+    with ParsePool(min_jobs=1, min_bytes=0, workers=2) as pool:
+        assert pool.with_refs(texts) == want
+        assert pool.worker_jobs == 3
+    assert ParsePool(min_jobs=100).with_refs(texts) == want  # in-process
