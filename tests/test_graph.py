@@ -375,3 +375,17 @@ def test_what_the_accuracy_benchmark_missed() -> None:
         ("tests/test_again.py::TestVisit::test_v", "name"),
         ("tests/test_cli.py::TestVisit::test_v", "name"),
         ("tests/test_cli.py::test_local", "name")]  # fmt: skip
+
+
+def test_a_package_alias_no_import_shows() -> None:
+    files = [
+        facts("src/attr/__init__.py", "from ._make import attrs\ns = attributes = attrs\n",
+              [("attrs", "._make", "attrs")], [("", "attrs", RefKind.NAME)]),
+        facts("src/attr/_make.py", "def attrs():\n    pass\n"),
+        facts("tests/test_a.py", "def test_s():\n    pass\ndef test_ib():\n    pass\n",
+              [("attr", "attr", "")],
+              [("test_s", "attr.s", CALL), ("test_ib", "attr.attrs", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("src/attr/_make.py", "attrs", "modified")])
+    assert [(t.node_id, t.confidence) for t in impact.tests] == [
+        ("tests/test_a.py::test_ib", "resolved"), ("tests/test_a.py::test_s", "name")]

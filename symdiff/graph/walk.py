@@ -17,6 +17,7 @@ from symdiff.graph.edges import (
 )
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
 from symdiff.graph.keys.common import CLASS_KINDS
+from symdiff.graph.keys.python import module_names
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
@@ -69,7 +70,7 @@ class Edges:
     def _compute(self, node: Node, by_name: bool) -> Users:
         path, name = node
         if not name:
-            return {}
+            return self._package_aliases(path)
         ix = self.ix
         out: Users = {}
         resolved = RANK[RESOLVED]
@@ -94,6 +95,25 @@ class Edges:
         out.pop(node, None)
         if not out and self.policy.dead_end_methods:
             self._through_class(node, out)
+        return out
+
+    def _package_aliases(self, path: str) -> Users:
+        """Module-level code of a package's `__init__` that uses a definition may bind it under
+        a name no import shows (`s = attributes = attrs`): the uses of that package's names
+        that it neither defines nor imports reach it, by name."""
+        ix = self.ix
+        entry = ix.files.get(path)
+        if entry is None or not path.endswith("__init__.py"):
+            return {}
+        known = set(entry.symbols) | {i.local for i in entry.facts.refs.imports}
+        named = RANK[NAME]
+        out: Users = {}
+        for module in module_names(path, ix.init_dirs):
+            for attribute, user_path, source in ix.module_attrs.get(module, ()):
+                if attribute not in known:
+                    self._by_key.setdefault(attribute, set()).add((path, ""))
+                    out.setdefault((user_path, source), named)
+        out.pop((path, ""), None)
         return out
 
     def _through_class(self, node: Node, out: Users) -> None:
