@@ -389,3 +389,21 @@ def test_a_package_alias_no_import_shows() -> None:
     impact = Graph(files).impact([Changed("src/attr/_make.py", "attrs", "modified")])
     assert [(t.node_id, t.confidence) for t in impact.tests] == [
         ("tests/test_a.py::test_ib", "resolved"), ("tests/test_a.py::test_s", "name")]
+
+
+def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
+    files = [
+        facts("lib.py", "def register(c):\n    return c\nclass Gen:\n    pass\n"),
+        facts("env.py", "@register\nclass Env:\n    gen = Gen\n    def run(self):\n        pass\n",
+              [("register", "lib", "register"), ("Gen", "lib", "Gen")],
+              [("Env", "register", DECO), ("Env", "Gen", RefKind.NAME)]),
+        facts("tests/test_env.py", "def test_env():\n    pass\n",
+              [("Env", "env", "Env")], [("test_env", "Env", CALL)]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    register = graph.impact([Changed("lib.py", "register", "modified")])
+    assert [c.name for c in register.callers] == ["Env"]  # runs at import: no test
+    assert register.tests == ()
+    gen = graph.impact([Changed("lib.py", "Gen", "modified")])
+    assert [t.node_id for t in gen.tests] == ["tests/test_env.py::test_env"]
+    assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()
