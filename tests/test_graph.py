@@ -375,3 +375,35 @@ def test_what_the_accuracy_benchmark_missed() -> None:
         ("tests/test_again.py::TestVisit::test_v", "name"),
         ("tests/test_cli.py::TestVisit::test_v", "name"),
         ("tests/test_cli.py::test_local", "name")]  # fmt: skip
+
+
+def test_a_package_alias_no_import_shows() -> None:
+    files = [
+        facts("src/attr/__init__.py", "from ._make import attrs\ns = attributes = attrs\n",
+              [("attrs", "._make", "attrs")], [("", "attrs", RefKind.NAME)]),
+        facts("src/attr/_make.py", "def attrs():\n    pass\n"),
+        facts("tests/test_a.py", "def test_s():\n    pass\ndef test_ib():\n    pass\n",
+              [("attr", "attr", "")],
+              [("test_s", "attr.s", CALL), ("test_ib", "attr.attrs", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("src/attr/_make.py", "attrs", "modified")])
+    assert [(t.node_id, t.confidence) for t in impact.tests] == [
+        ("tests/test_a.py::test_ib", "resolved"), ("tests/test_a.py::test_s", "name")]
+
+
+def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
+    files = [
+        facts("lib.py", "def register(c):\n    return c\nclass Gen:\n    pass\n"),
+        facts("env.py", "@register\nclass Env:\n    gen = Gen\n    def run(self):\n        pass\n",
+              [("register", "lib", "register"), ("Gen", "lib", "Gen")],
+              [("Env", "register", DECO), ("Env", "Gen", RefKind.NAME)]),
+        facts("tests/test_env.py", "def test_env():\n    pass\n",
+              [("Env", "env", "Env")], [("test_env", "Env", CALL)]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    register = graph.impact([Changed("lib.py", "register", "modified")])
+    assert [c.name for c in register.callers] == ["Env"]  # runs at import: no test
+    assert register.tests == ()
+    gen = graph.impact([Changed("lib.py", "Gen", "modified")])
+    assert [t.node_id for t in gen.tests] == ["tests/test_env.py::test_env"]
+    assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()

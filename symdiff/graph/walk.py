@@ -17,9 +17,11 @@ from symdiff.graph.edges import (
 )
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
 from symdiff.graph.keys.common import CLASS_KINDS
+from symdiff.graph.keys.python import module_names
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
+from symdiff.parse.refs import RefKind
 
 Users = dict[Node, int]  # user -> RANK of the edge's confidence
 
@@ -69,7 +71,7 @@ class Edges:
     def _compute(self, node: Node, by_name: bool) -> Users:
         path, name = node
         if not name:
-            return {}
+            return self._package_aliases(path)
         ix = self.ix
         out: Users = {}
         resolved = RANK[RESOLVED]
@@ -94,6 +96,25 @@ class Edges:
         out.pop(node, None)
         if not out and self.policy.dead_end_methods:
             self._through_class(node, out)
+        return out
+
+    def _package_aliases(self, path: str) -> Users:
+        """Module-level code of a package's `__init__` that uses a definition may bind it under
+        a name no import shows (`s = attributes = attrs`): the uses of that package's names
+        that it neither defines nor imports reach it, by name."""
+        ix = self.ix
+        entry = ix.files.get(path)
+        if entry is None or not path.endswith("__init__.py"):
+            return {}
+        known = set(entry.symbols) | {i.local for i in entry.facts.refs.imports}
+        named = RANK[NAME]
+        out: Users = {}
+        for module in module_names(path, ix.init_dirs):
+            for attribute, user_path, source in ix.module_attrs.get(module, ()):
+                if attribute not in known:
+                    self._by_key.setdefault(attribute, set()).add((path, ""))
+                    out.setdefault((user_path, source), named)
+        out.pop((path, ""), None)
         return out
 
     def _through_class(self, node: Node, out: Users) -> None:
@@ -207,30 +228,41 @@ def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
                 if seen is None:
                     depth[user], via[user] = level, name
                     rank[user], bits[user] = path_rank, here_bits
-                    found.append(user)
+                    found.append((user, node))
                 elif seen == level:
                     bits[user] |= here_bits
                     if path_rank > rank[user]:
                         via[user], rank[user] = name, path_rank
-        frontier = [n for n in found if _goes_on(edges, n)]
+        frontier = [n for n, before in found if _goes_on(edges, n, before)]
     return out
 
 
-def _goes_on(edges: Edges, node: Node) -> bool:
-    """Whether the walk continues past a node: not past a test, and not past a class body
-    (what a class's body, bases and decorators use runs when its module is imported, not when
-    its users use it) unless the policy says so."""
+def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
+    """Whether the walk continues past `node`, reached from `before`: not past a test, and not
+    past a class whose body uses `before` only as a base, a decorator or a call (that runs when
+    the module is imported, not when the class's users use it; a value stored in the class,
+    `generator_class = CodeGenerator`, is used later) unless the policy says so."""
     if is_test(edges.ix, node):
         return False
     if edges.policy.expand_classes:
         return True
     entry = edges.ix.files.get(node[0])
     symbol = entry.symbols.get(node[1]) if entry is not None else None
-    if symbol is None or symbol.kind not in CLASS_KINDS:
+    if entry is None or symbol is None or symbol.kind not in CLASS_KINDS:
         return True
     # A class made inside a function: its body runs when that function runs.
-    parent = entry.symbols.get(symbol.parent) if entry is not None and symbol.parent else None
-    return parent is not None and parent.kind not in CLASS_KINDS
+    parent = entry.symbols.get(symbol.parent) if symbol.parent else None
+    if parent is not None and parent.kind not in CLASS_KINDS:
+        return True
+    keys = reach_keys(edges.ix, before[0], before[1], edges.policy)
+    last = last_name(before[1])
+    return any(
+        use.source == node[1] and use.kind in STORED and (use.last == last or keys & set(use.keys))
+        for use in entry.compiled.uses
+    )
+
+
+STORED = frozenset({RefKind.NAME, RefKind.ATTR})
 
 
 def _reaches_a_test(edges: Edges, start: Node) -> bool:
@@ -252,7 +284,7 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
                 seen.add(user)
                 if _tests_at(ix, user, policy, edge_rank == RANK[RESOLVED]):
                     return True
-                if _goes_on(edges, user):
+                if _goes_on(edges, user, node):
                     found.append(user)
         frontier = found
     return False

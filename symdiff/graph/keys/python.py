@@ -178,6 +178,7 @@ def compile_python(
             params.setdefault(r.source, set()).add(r.target)
     uses: list[Use] = []
     fixtures: list[Fixture] = []
+    attrs: set[tuple[str, str, str]] = set()
     for ref in plain:
         target = ref.target
         if ref.kind is RefKind.DECORATOR:
@@ -186,7 +187,9 @@ def compile_python(
                 fixtures.append(fixture)
             target = target.partition(":")[0]
         use = binder.use(ref.source, target, ref.kind, supers)
-        first, dot, _ = target.partition(".")
+        first, dot, rest = target.partition(".")
+        if dot and first in binder.bindings:
+            attrs.add((binder.bindings[first][0], rest.partition(".")[0], ref.source))
         if dot and first in params.get(ref.source, ()):
             use = use._replace(keys=(*use.keys, f"fx:{target}"))
         uses.append(use)
@@ -197,6 +200,7 @@ def compile_python(
         module_lifecycle=tuple(s.name for s in symbols if s.name in LIFECYCLE_MODULE),
         fixture_types=_fixture_types(fixtures, uses),
         test_imports=_test_imports(binder) if test_scope else (),
+        module_attrs=tuple(sorted(attrs)),
     )  # fmt: skip
 
 
