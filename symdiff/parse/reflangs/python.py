@@ -75,6 +75,7 @@ _SCAN = re.compile(
     + rb"|(?:from[ \t]++[\w.]++[ \t]++)?+import[ \t](?:[^\n(\\#]++|\\\n|\([^)]*+\))*+"
     rb"|(?:[fF][rR]?|[rR][fF])(?:" + _STRING + rb")"
     rb"|class[ \t]++\w++[ \t]*+\([^)]*+\)"
+    rb"|super[ \t]*+\([ \t]*+\)[ \t]*+\.[ \t]*+\w++(?=[ \t]*+\()"
     rb")|(?:from|import)(?=[ \t])"
     rb"|(" + _DOTTED + rb")" + _CALLED
     + rb"|(" + _DOTTED + rb")(" + _ANNOTATED + rb"|" + _BOUND + rb")"
@@ -139,10 +140,11 @@ class _Reader:
         """The references of one run of a definition's bytes."""
         decorators: set[bytes] = set()
         types: set[bytes] = set()
+        calls = set(map(_CALL_OF, hits))
         others = [o for o in map(_OTHER, hits) if o]
         if others:
-            self._others(others, hits, lo, hi, first, decorators, types)
-        calls = set(map(_CALL_OF, hits))
+            self._others(others, hits, lo, hi, first, decorators, types, calls)
+            calls.update(map(_CALL_OF, hits))  # an f-string's fields
         reads = set(map(_READ_OF, hits))
         names = set(map(_NAME_OF, hits))
         names.discard(b"")
@@ -194,9 +196,9 @@ class _Reader:
             refs[key] = made  # type: ignore[assignment]
 
     def _others(self, others: list[bytes], hits: set[_Hit], lo: int, hi: int, first: int,
-                decorators: set[bytes], types: set[bytes]) -> None:  # fmt: skip
-        """Decorators, return annotations, base classes, imports; an f-string's fields, whose
-        tuples join `hits`."""
+                decorators: set[bytes], types: set[bytes], calls: set[bytes]) -> None:  # fmt: skip
+        """Decorators, return annotations, base classes, imports, `super().m(` (a call of
+        `super.m`); an f-string's fields, whose tuples join `hits`."""
         for other in others:
             head = other[:1]
             if head == b"@":
@@ -206,6 +208,8 @@ class _Reader:
             elif other[:5] == b"class":
                 bases = other.partition(b"(")[2].translate(None, _BLANKS)
                 types.update(b for b in _NAMES.findall(bases) if not b.startswith(b"metaclass"))
+            elif other[:5] == b"super":
+                calls.update((b"super", b"super." + other.rpartition(b".")[2].strip()))
             elif other[:4] == b"from" or other[:6] == b"import":
                 at = self.source.find(other, lo, hi)
                 self.imports.extend(imports(other, first + self.source.count(b"\n", lo, at)))
