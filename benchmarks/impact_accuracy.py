@@ -13,7 +13,7 @@ tagged with why (_impact_misses.py); `--experiment` tries a proposed walk rule i
 (_impact_experiments.py). Figures and their reading: docs/impact.md, "Accuracy".
 
 Run: .venv/bin/python benchmarks/impact_accuracy.py PROJECT_DIR [--sample N] [--seed S]
-     [--mode edit|names] [--venv DIR] [--json OUT] [--experiment nested|deadend]
+     [--mode edit|names] [--venv DIR] [--json OUT] [--experiment nested|deadend|imported]
 PROJECT_DIR is a git clone; its HEAD is what is measured (cloned again under
 benchmarks/.cache/impact, where the venv and the coverage data are cached too).
 """
@@ -249,6 +249,7 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
                          for p in paths})  # fmt: skip
     imports = {p: imported(p, texts.texts[p]) for p in by_file if p in texts.texts}
     sample = choose(truth, args.sample, args.seed)
+    moved = experiments.reimports(texts.texts, by_file)
 
     funcs: dict[str, list[Function]] = {}
 
@@ -298,6 +299,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
                 answer, took = {"changed": [], "callers": [], "tests": []}, 0.0
             seconds.append(took)
             conf = {oracle.collapse(t["node_id"]): t["confidence"] for t in answer["tests"]}
+            if "imported" in args.experiment:
+                conf = experiments.widen(conf, moved)
             strong = {t for t, c in conf.items() if c in ("resolved", "name")}
             recall = scores["all"].add(set(conf), true, len(suite))
             scores["resolved+name"].add(strong, true, len(suite))
