@@ -407,3 +407,20 @@ def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
     gen = graph.impact([Changed("lib.py", "Gen", "modified")])
     assert [t.node_id for t in gen.tests] == ["tests/test_env.py::test_env"]
     assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()
+
+
+def test_a_name_edge_never_crosses_languages() -> None:
+    """A Python function and a JavaScript caller that share a name are not joined by it."""
+    from symdiff.parse.extract import extract_with_refs
+
+    def facts(path: str, language: str, text: str) -> FileFacts:
+        symbols, refs = extract_with_refs(language, text.encode())
+        return FileFacts(path, language, tuple(symbols), refs)
+
+    graph = Graph([
+        facts("lib/a.py", "python", "def render_page(x):\n    return x\n"),
+        facts("lib/b.py", "python", "def show(o):\n    return o.render_page(1)\n"),
+        facts("web/app.js", "javascript", "function go(o) {\n  return o.render_page(1);\n}\n"),
+    ])
+    found = graph.impact([Changed("lib/a.py", "render_page", "modified")], depth=1)
+    assert {(c.path, c.name, c.confidence) for c in found.callers} == {("lib/b.py", "show", "name")}
