@@ -8,7 +8,8 @@ from symdiff.graph.edges import resolve
 from symdiff.graph.facts import Changed, FileFacts, Impact
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import DEFAULT_POLICY, Policy
-from symdiff.graph.walk import Edges, impact
+from symdiff.graph.users import Edges
+from symdiff.graph.walk import impact
 
 
 class Graph:
