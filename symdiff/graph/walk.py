@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, reach_keys
+from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, definition_keys, reach_keys
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
@@ -84,10 +84,15 @@ def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
     parent = entry.symbols.get(symbol.parent) if symbol.parent else None
     if parent is not None and parent.kind not in CLASS_KINDS:
         return True
-    keys = reach_keys(edges.ix, before[0], before[1], edges.policy)
-    last = last_name(before[1])
+    # What `before` may have been reached as: itself, or (a dead-end method) its class.
+    keys = set(reach_keys(edges.ix, before[0], before[1], edges.policy))
+    names = {last_name(before[1])}
+    owner = before[1].rpartition(".")[0]
+    if owner:
+        keys |= definition_keys(edges.ix, before[0], owner)
+        names.add(last_name(owner))
     return any(
-        use.source == node[1] and use.kind in STORED and (use.last == last or keys & set(use.keys))
+        use.source == node[1] and use.kind in STORED and (use.last in names or keys & set(use.keys))
         for use in entry.compiled.uses
     )
 
