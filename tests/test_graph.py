@@ -407,3 +407,19 @@ def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
     gen = graph.impact([Changed("lib.py", "Gen", "modified")])
     assert [t.node_id for t in gen.tests] == ["tests/test_env.py::test_env"]
     assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()
+
+
+def test_a_mixin_method_is_reached_by_the_users_of_the_classes_that_combine_it() -> None:
+    files = [
+        facts("s.py",
+              "class Serializer:\n    def load(self):\n        pass\n    def loads(self):\n"
+              "        return self.load()\nclass Mixin:\n    def load(self):\n        pass\n"
+              "class URLSafe(Mixin, Serializer):\n    pass\n",
+              refs=[("Serializer.loads", "self.load", CALL), ("URLSafe", "Mixin", TYPE, 9),
+                    ("URLSafe", "Serializer", TYPE, 9), ("Mixin.load", "super.load", CALL)]),
+        facts("tests/test_s.py", "def test_url():\n    pass\ndef test_plain():\n    pass\n",
+              [("URLSafe", "s", "URLSafe"), ("Serializer", "s", "Serializer")],
+              [("test_url", "URLSafe", CALL), ("test_plain", "Serializer", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("s.py", "Mixin.load", "modified")])
+    assert [t.node_id for t in impact.tests] == ["tests/test_s.py::test_url"]
