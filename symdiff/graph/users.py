@@ -92,14 +92,17 @@ class Edges:
         return out
 
     def _package_aliases(self, path: str) -> Users:
-        """Module-level code of a package's `__init__` that uses a definition may bind it under
-        a name no import shows (`s = attributes = attrs`): the uses of that package's names
-        that it neither defines nor imports reach it, by name."""
+        """Module-level code that uses a definition may bind it under a name no definition
+        shows (`s = attributes = attrs` in a package's `__init__`, `FILTERS = {"first":
+        do_first}`): the uses of that module's names which it does not define reach it, by
+        name (in a package's `__init__`, nor import: those re-exports resolve already)."""
         ix = self.ix
         entry = ix.files.get(path)
-        if entry is None or not path.endswith("__init__.py"):
+        if entry is None or entry.facts.language != "python" or not self.policy.module_aliases:
             return {}
-        known = set(entry.symbols) | {i.local for i in entry.facts.refs.imports}
+        known = set(entry.symbols)
+        if path.endswith("__init__.py"):
+            known.update(i.local for i in entry.facts.refs.imports)
         named = RANK[NAME]
         out: Users = {}
         for module in module_names(path, ix.init_dirs):
