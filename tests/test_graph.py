@@ -423,3 +423,16 @@ def test_a_mixin_method_is_reached_by_the_users_of_the_classes_that_combine_it()
     ]  # fmt: skip
     impact = Graph(files).impact([Changed("s.py", "Mixin.load", "modified")])
     assert [t.node_id for t in impact.tests] == ["tests/test_s.py::test_url"]
+
+
+def test_the_policy_can_change_on_a_built_graph() -> None:
+    files = [
+        facts("a.py", "class Store:\n    def frobnicate(self):\n        pass\n"),
+        facts("b.py", "def use(obj):\n    pass\n", refs=[("use", "obj.frobnicate", CALL)]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    change = [Changed("a.py", "Store.frobnicate", "modified")]
+    assert graph.impact(change).callers
+    graph.policy = Policy(name_max_definitions=0)
+    assert graph.policy.name_max_definitions == 0
+    assert not graph.impact(change).callers

@@ -25,7 +25,16 @@ class Graph:
     ) -> None:
         self._ix = Index(test_patterns=test_patterns, go_modules=go_modules or {})
         self._ix.add_all(files)
-        self.policy = policy
+        self._edges = Edges(self._ix, policy)
+
+    @property
+    def policy(self) -> Policy:
+        """How the walk treats `name` edges and where it stops (`symdiff.graph.policy`)."""
+        return self._edges.policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._ix.changed()  # the cached keys and tests depend on it
         self._edges = Edges(self._ix, policy)
 
     def update(self, facts: FileFacts) -> None:
@@ -65,7 +74,7 @@ class Graph:
 
     def impact(self, changed: Sequence[Changed], *, depth: int = 2) -> Impact:
         """The callers of the changed symbols to `depth`, and the tests that reach them."""
-        return impact(self._ix, self._edges, changed, depth=depth, policy=self.policy)
+        return impact(self._ix, self._edges, changed, depth=depth, policy=self._edges.policy)
 
 
 def _suffix(name: str, spec: str) -> bool:

@@ -15,6 +15,7 @@ from symdiff.graph.users import Edges
 from symdiff.parse.refs import RefKind
 
 CONFIDENCE = {rank: name for name, rank in RANK.items()}
+FALLBACK_BUDGET = 5_000  # nodes the per-start check for a test may visit
 
 
 @dataclass(slots=True)
@@ -106,7 +107,7 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
     seen = {start}
     frontier = [start]
     level = 0
-    while frontier and len(seen) < policy.node_budget:
+    while frontier and len(seen) < min(policy.node_budget, FALLBACK_BUDGET):
         level += 1
         found = []
         for node in frontier:
