@@ -409,18 +409,47 @@ def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
     assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()
 
 
+def test_a_mixin_method_is_reached_by_the_users_of_the_classes_that_combine_it() -> None:
+    files = [
+        facts("s.py",
+              "class Serializer:\n    def load(self):\n        pass\n    def loads(self):\n"
+              "        return self.load()\nclass Mixin:\n    def load(self):\n        pass\n"
+              "class URLSafe(Mixin, Serializer):\n    pass\n",
+              refs=[("Serializer.loads", "self.load", CALL), ("URLSafe", "Mixin", TYPE, 9),
+                    ("URLSafe", "Serializer", TYPE, 9), ("Mixin.load", "super.load", CALL)]),
+        facts("tests/test_s.py", "def test_url():\n    pass\ndef test_plain():\n    pass\n",
+              [("URLSafe", "s", "URLSafe"), ("Serializer", "s", "Serializer")],
+              [("test_url", "URLSafe", CALL), ("test_plain", "Serializer", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("s.py", "Mixin.load", "modified")])
+    assert [t.node_id for t in impact.tests] == ["tests/test_s.py::test_url"]
+
+
+def test_the_policy_can_change_on_a_built_graph() -> None:
+    files = [
+        facts("a.py", "class Store:\n    def frobnicate(self):\n        pass\n"),
+        facts("b.py", "def use(obj):\n    pass\n", refs=[("use", "obj.frobnicate", CALL)]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    change = [Changed("a.py", "Store.frobnicate", "modified")]
+    assert graph.impact(change).callers
+    graph.policy = Policy(name_max_definitions=0)
+    assert graph.policy.name_max_definitions == 0
+    assert not graph.impact(change).callers
+
+
 def test_a_name_edge_never_crosses_languages() -> None:
     """A Python function and a JavaScript caller that share a name are not joined by it."""
     from symdiff.parse.extract import extract_with_refs
 
-    def facts(path: str, language: str, text: str) -> FileFacts:
+    def real(path: str, language: str, text: str) -> FileFacts:
         symbols, refs = extract_with_refs(language, text.encode())
         return FileFacts(path, language, tuple(symbols), refs)
 
     graph = Graph([
-        facts("lib/a.py", "python", "def render_page(x):\n    return x\n"),
-        facts("lib/b.py", "python", "def show(o):\n    return o.render_page(1)\n"),
-        facts("web/app.js", "javascript", "function go(o) {\n  return o.render_page(1);\n}\n"),
+        real("lib/a.py", "python", "def render_page(x):\n    return x\n"),
+        real("lib/b.py", "python", "def show(o):\n    return o.render_page(1)\n"),
+        real("web/app.js", "javascript", "function go(o) {\n  return o.render_page(1);\n}\n"),
     ])
     found = graph.impact([Changed("lib/a.py", "render_page", "modified")], depth=1)
     assert {(c.path, c.name, c.confidence) for c in found.callers} == {("lib/b.py", "show", "name")}

@@ -188,11 +188,20 @@ def compile_python(
             target = target.partition(":")[0]
         use = binder.use(ref.source, target, ref.kind, supers)
         first, dot, rest = target.partition(".")
-        if dot and first in binder.bindings:
-            attrs.add((binder.bindings[first][0], rest.partition(".")[0], ref.source))
+        if first in binder.bindings:
+            qualified, module = binder.bindings[first]
+            if dot:  # `mod.attr`
+                attrs.add((qualified, rest.partition(".")[0], ref.source))
+            if qualified != module:  # `from module import name`: a use of module's name
+                attrs.add((module, qualified[len(module) + 1 :], ref.source))
         if dot and first in params.get(ref.source, ()):
             use = use._replace(keys=(*use.keys, f"fx:{target}"))
         uses.append(use)
+    # A module-level `from m import X` is module-level code using `m.X` (a registry module
+    # re-exported under another name: `from .filters import FILTERS as DEFAULT_FILTERS`).
+    for imp in refs.imports:
+        if imp.name and imp.name != "*":
+            attrs.add((absolute(imp.module, package_of(path)), imp.name, ""))
     return Compiled(
         uses=tuple(uses), exports=tuple(binder.exports), bases=tuple(bases),
         fixtures=tuple(fixtures),
