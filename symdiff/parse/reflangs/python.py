@@ -61,7 +61,9 @@ _BORING = (
     rb"|@(?![ \t]*+[A-Za-z_])"
     rb"|[\"']"
 )  # fmt: skip
-# Then one thing references are made of, or (at the end, or past a stray byte) nothing.
+# Then one thing references are made of, or (at the end, or past a stray byte) nothing (a
+# bracket's insides are bounded: text without its closing bracket is not scanned to its end
+# again at each opening).
 # findall gives one tuple per match: (other, called, bound, trailer, read, name). `other` is a
 # decorator (`@a.b`), a return annotation (`->T`), an import statement, an f-string, or a
 # class with its bases; `called` a name or chain that is called; `bound` one that is annotated
@@ -72,9 +74,9 @@ _SCAN = re.compile(
     rb"(?:" + _BORING + rb")*+(?:("
     rb"@[ \t]*+" + _DOTTED
     + rb"|->[ \t]*+" + _TIGHT
-    + rb"|(?:from[ \t]++[\w.]++[ \t]++)?+import[ \t](?:[^\n(\\#]++|\\\n|\([^)]*+\))*+"
+    + rb"|(?:from[ \t]++[\w.]++[ \t]++)?+import[ \t](?:[^\n(\\#]++|\\\n|\([^)]{0,8192}+\))*+"
     rb"|(?:[fF][rR]?|[rR][fF])(?:" + _STRING + rb")"
-    rb"|class[ \t]++\w++[ \t]*+\([^)]*+\)"
+    rb"|class[ \t]++\w++[ \t]*+\([^)]{0,4096}+\)"
     rb"|super[ \t]*+\([ \t]*+\)[ \t]*+\.[ \t]*+\w++(?=[ \t]*+\()"
     rb")|(?:from|import)(?=[ \t])"
     rb"|(" + _DOTTED + rb")" + _CALLED
