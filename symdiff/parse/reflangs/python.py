@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 
@@ -135,6 +136,7 @@ class _Reader:
         self.local_types = local_types
         self.refs: dict[tuple[str, str, int], Ref] = {}
         self.imports: list[Import] = []
+        self.texts: dict[bytes, str] = {}
         self.bare: list[tuple[int, int, str, Symbol | None, int, set[bytes]]] = []
 
     def run(self, lo: int, hi: int, name: str, owner: Symbol | None, first: int,
@@ -184,9 +186,11 @@ class _Reader:
              written: dict[bytes, bytes] | None = None) -> None:  # fmt: skip
         """A Ref of `name` to each target; its line is where it is first written in the run (as
         `written` says, if not as itself)."""
-        source, refs, ref_kind = self.source, self.refs, _KINDS[kind]
+        source, refs, ref_kind, texts = self.source, self.refs, _KINDS[kind], self.texts
         for target in targets:
-            text = target.decode("utf-8", "replace")
+            text = texts.get(target)
+            if text is None:  # one string per name, shared by every file's refs (interned)
+                text = texts[target] = sys.intern(target.decode("utf-8", "replace"))
             key = (name, text, kind)
             if key in refs:
                 continue
