@@ -44,13 +44,14 @@ _DOTTED = rb"[A-Za-z_]\w*+(?:\s*+\.\s*+[A-Za-z_]\w*+)*+"
 _TIGHT = rb"[A-Za-z_][\w.]*+"  # a dotted name written without spaces
 _CALLED = rb"[ \t]*+\("
 _ANNOTATED = rb"[ \t]*+:[ \t]*+" + _TIGHT + rb"[ \t]*+(?:=(?!=)|(?=[,)]))"
-_BOUND = rb"[ \t]*+=(?!=)[ \t]*+(?:" + _TIGHT + rb"[ \t]*+\()?"
+_BOUND = rb"[ \t]*+=(?!=)[ \t]*+(?:(?!super[ \t]*+\()" + _TIGHT + rb"[ \t]*+\()?"
 # What no reference is made of, consumed inside the engine without a match (a match costs a
-# tuple): blanks and punctuation, a definition's own name, a name that is neither called,
-# dotted, annotated nor bound to a call, a comment, a string, a number, `.attr` after a call or
-# a subscript, a newline.
+# tuple): blanks and punctuation, a name that is not ASCII, a definition's own name, a name
+# that is neither called, dotted, annotated nor bound to a call, a comment, a string, a number,
+# `.attr` after a call or a subscript, a newline.
 _BORING = (
-    rb"[^A-Za-z_#\"'@\n\-.0-9]++"
+    rb"[^A-Za-z_#\"'@\n\-.0-9\x80-\xff]++"
+    rb"|[\x80-\xff][\w\x80-\xff]*+"  # (the rest of) a name that is not ASCII: not read
     rb"|def[ \t]++\w++|class[ \t]++\w++(?![ \t]*+\()"
     rb"|(?!(?:def|class|from|import)[ \t]|[fF][rR]?[\"']|[rR][fF][\"'])[a-z_]\w*+"
     rb"(?!" + _CALLED + rb"|\s*+\.\s*+[A-Za-z_]|" + _ANNOTATED + rb"|[ \t]*+=(?!=)[ \t]*+"
@@ -78,7 +79,7 @@ _SCAN = re.compile(
     + rb"|(?:from[ \t]++[\w.]++[ \t]++)?+import[ \t](?:[^\n(\\#]++|\\\n|\([^)]{0,8192}+\))*+"
     rb"|(?:[fF][rR]?|[rR][fF])(?:" + _STRING + rb")"
     rb"|class[ \t]++\w++[ \t]*+\([^)]{0,4096}+\)"
-    rb"|super[ \t]*+\([ \t]*+\)[ \t]*+\.[ \t]*+\w++(?=[ \t]*+\()"
+    rb"|super[ \t]*+\(\s*+\)\s*+\.\s*+\w++(?=[ \t]*+\()"
     rb")|(?:from|import)(?=[ \t])"
     rb"|(" + _DOTTED + rb")" + _CALLED
     + rb"|(" + _DOTTED + rb")(" + _ANNOTATED + rb"|" + _BOUND + rb")"
@@ -215,7 +216,7 @@ class _Reader:
                 bases = other.partition(b"(")[2].translate(None, _BLANKS)
                 types.update(b for b in _NAMES.findall(bases) if not b.startswith(b"metaclass"))
             elif other[:5] == b"super":
-                calls.update((b"super", b"super." + other.rpartition(b".")[2].strip()))
+                calls.update((b"super", b"super." + other.rpartition(b".")[2].strip(_BLANKS)))
             elif other[:4] == b"from" or other[:6] == b"import":
                 at = self.source.find(other, lo, hi)
                 self.imports.extend(imports(other, first + self.source.count(b"\n", lo, at)))
