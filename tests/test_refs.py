@@ -63,7 +63,8 @@ def thing(tmp_path, request):
 
 @pytest.mark.usefixtures("x1", 'x2')
 class TestA(Base, mixins.M, metaclass=Meta):
-    def test_f(self, thing, db: Database) -> Result:
+    @pytest.mark.parametrize("n, m", [(1, 2)])
+    def test_f(self, thing, n, db: Database, m) -> Result:
         """Calls foo() in a docstring: no call."""
         x = Foo(1)
         y: models.Bar = get()
@@ -109,7 +110,8 @@ def test_python_references() -> None:
         ("TestA", "Base", TYPE),
         ("TestA", "mixins.M", TYPE),
         ("TestA", "Meta", TYPE),
-        ("TestA.test_f", "thing", FIXTURE),
+        ("TestA.test_f", "pytest.mark.parametrize", DECORATOR),
+        ("TestA.test_f", "thing", FIXTURE),  # (n and m are parametrize's, no fixtures)
         ("TestA.test_f", "db", FIXTURE),
         ("TestA.test_f", "Database", TYPE),
         ("TestA.test_f", "Result", TYPE),
@@ -135,9 +137,9 @@ def test_python_references() -> None:
 
 def test_python_lines_and_order_are_stable() -> None:
     refs = extract_refs("python", PYTHON.encode()).refs
-    assert Ref("TestA.test_f", "Foo", CALL, 18) in refs
-    assert Ref("TestA.test_f", "obj.attr.sub", ATTR, 30) in refs
-    assert Ref("TestA.test_f.inner", "c", CALL, 26) in refs
+    assert Ref("TestA.test_f", "Foo", CALL, 19) in refs
+    assert Ref("TestA.test_f", "obj.attr.sub", ATTR, 31) in refs
+    assert Ref("TestA.test_f.inner", "c", CALL, 27) in refs
     kinds = list(RefKind)
     assert list(refs) == sorted(refs, key=lambda r: (r.source, r.target, kinds.index(r.kind)))
 
