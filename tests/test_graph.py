@@ -375,3 +375,81 @@ def test_what_the_accuracy_benchmark_missed() -> None:
         ("tests/test_again.py::TestVisit::test_v", "name"),
         ("tests/test_cli.py::TestVisit::test_v", "name"),
         ("tests/test_cli.py::test_local", "name")]  # fmt: skip
+
+
+def test_a_package_alias_no_import_shows() -> None:
+    files = [
+        facts("src/attr/__init__.py", "from ._make import attrs\ns = attributes = attrs\n",
+              [("attrs", "._make", "attrs")], [("", "attrs", RefKind.NAME)]),
+        facts("src/attr/_make.py", "def attrs():\n    pass\n"),
+        facts("tests/test_a.py", "def test_s():\n    pass\ndef test_ib():\n    pass\n",
+              [("attr", "attr", "")],
+              [("test_s", "attr.s", CALL), ("test_ib", "attr.attrs", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("src/attr/_make.py", "attrs", "modified")])
+    assert [(t.node_id, t.confidence) for t in impact.tests] == [
+        ("tests/test_a.py::test_ib", "resolved"), ("tests/test_a.py::test_s", "name")]
+
+
+def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
+    files = [
+        facts("lib.py", "def register(c):\n    return c\nclass Gen:\n    pass\n"),
+        facts("env.py", "@register\nclass Env:\n    gen = Gen\n    def run(self):\n        pass\n",
+              [("register", "lib", "register"), ("Gen", "lib", "Gen")],
+              [("Env", "register", DECO), ("Env", "Gen", RefKind.NAME)]),
+        facts("tests/test_env.py", "def test_env():\n    pass\n",
+              [("Env", "env", "Env")], [("test_env", "Env", CALL)]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    register = graph.impact([Changed("lib.py", "register", "modified")])
+    assert [c.name for c in register.callers] == ["Env"]  # runs at import: no test
+    assert register.tests == ()
+    gen = graph.impact([Changed("lib.py", "Gen", "modified")])
+    assert [t.node_id for t in gen.tests] == ["tests/test_env.py::test_env"]
+    assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()
+
+
+def test_a_mixin_method_is_reached_by_the_users_of_the_classes_that_combine_it() -> None:
+    files = [
+        facts("s.py",
+              "class Serializer:\n    def load(self):\n        pass\n    def loads(self):\n"
+              "        return self.load()\nclass Mixin:\n    def load(self):\n        pass\n"
+              "class URLSafe(Mixin, Serializer):\n    pass\n",
+              refs=[("Serializer.loads", "self.load", CALL), ("URLSafe", "Mixin", TYPE, 9),
+                    ("URLSafe", "Serializer", TYPE, 9), ("Mixin.load", "super.load", CALL)]),
+        facts("tests/test_s.py", "def test_url():\n    pass\ndef test_plain():\n    pass\n",
+              [("URLSafe", "s", "URLSafe"), ("Serializer", "s", "Serializer")],
+              [("test_url", "URLSafe", CALL), ("test_plain", "Serializer", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("s.py", "Mixin.load", "modified")])
+    assert [t.node_id for t in impact.tests] == ["tests/test_s.py::test_url"]
+
+
+def test_the_policy_can_change_on_a_built_graph() -> None:
+    files = [
+        facts("a.py", "class Store:\n    def frobnicate(self):\n        pass\n"),
+        facts("b.py", "def use(obj):\n    pass\n", refs=[("use", "obj.frobnicate", CALL)]),
+    ]  # fmt: skip
+    graph = Graph(files)
+    change = [Changed("a.py", "Store.frobnicate", "modified")]
+    assert graph.impact(change).callers
+    graph.policy = Policy(name_max_definitions=0)
+    assert graph.policy.name_max_definitions == 0
+    assert not graph.impact(change).callers
+
+
+def test_a_name_edge_never_crosses_languages() -> None:
+    """A Python function and a JavaScript caller that share a name are not joined by it."""
+    from symdiff.parse.extract import extract_with_refs
+
+    def real(path: str, language: str, text: str) -> FileFacts:
+        symbols, refs = extract_with_refs(language, text.encode())
+        return FileFacts(path, language, tuple(symbols), refs)
+
+    graph = Graph([
+        real("lib/a.py", "python", "def render_page(x):\n    return x\n"),
+        real("lib/b.py", "python", "def show(o):\n    return o.render_page(1)\n"),
+        real("web/app.js", "javascript", "function go(o) {\n  return o.render_page(1);\n}\n"),
+    ])
+    found = graph.impact([Changed("lib/a.py", "render_page", "modified")], depth=1)
+    assert {(c.path, c.name, c.confidence) for c in found.callers} == {("lib/b.py", "show", "name")}

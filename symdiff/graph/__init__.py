@@ -20,5 +20,5 @@ __all__ = [
     "Impact",
     "Policy",
     "TestHit",
+    "parse_gomod",
 ]
-__all__ += ["parse_gomod"]

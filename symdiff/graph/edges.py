@@ -171,16 +171,42 @@ def _reach_keys(ix: Index, path: str, name: str, policy: Policy) -> set[str]:
         for p, c in classes:
             keys |= definition_keys(ix, p, c)
     if policy.overrides != "none":
-        for base_path, base in bases(ix, path, owner):
-            base_entry = ix.files.get(base_path)
-            if base_entry is None or f"{base}.{member}" not in base_entry.symbols:
-                continue
-            if policy.overrides == "base_callers":
-                keys |= definition_keys(ix, base_path, f"{base}.{member}")
-            else:  # "class": whoever makes or names the subclass can dispatch to the override
-                keys |= definition_keys(ix, path, owner)
-                break
+        keys |= _override_keys(ix, path, owner, member, classes, policy)
     return keys
+
+
+def _override_keys(
+    ix: Index, path: str, owner: str, member: str, classes: list[Node], policy: Policy
+) -> set[str]:
+    """The keys an overriding method is reached under besides its own (policy `overrides`)."""
+    keys: set[str] = set()
+    for base_path, base in bases(ix, path, owner):
+        base_entry = ix.files.get(base_path)
+        if base_entry is None or f"{base}.{member}" not in base_entry.symbols:
+            continue
+        if policy.overrides == "base_callers":
+            keys |= definition_keys(ix, base_path, f"{base}.{member}")
+        else:  # "class": whoever makes or names the subclass can dispatch to the override
+            keys |= definition_keys(ix, path, owner)
+            break
+    # A mixin's method overrides a sibling base's in the classes that combine them
+    # (`class URLSafeSerializer(URLSafeMixin, Serializer)`): their users dispatch to it.
+    for sub_path, sub in classes[1:]:
+        if _defines_elsewhere(ix, sub_path, sub, member, (path, owner)):
+            keys |= definition_keys(ix, sub_path, sub)
+    return keys
+
+
+def _defines_elsewhere(ix: Index, path: str, cls: str, member: str, mixin: Node) -> bool:
+    """Whether a base of `cls` other than `mixin` (and the classes below the mixin) defines
+    `member`."""
+    for base_path, base in bases(ix, path, cls):
+        if (base_path, base) == mixin:
+            continue
+        entry = ix.files.get(base_path)
+        if entry is not None and f"{base}.{member}" in entry.symbols:
+            return True
+    return False
 
 
 def bases(ix: Index, path: str, cls: str) -> tuple[Node, ...]:

@@ -8,7 +8,8 @@ from symdiff.graph.edges import resolve
 from symdiff.graph.facts import Changed, FileFacts, Impact
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import DEFAULT_POLICY, Policy
-from symdiff.graph.walk import Edges, impact
+from symdiff.graph.users import Edges
+from symdiff.graph.walk import impact
 
 
 class Graph:
@@ -24,7 +25,16 @@ class Graph:
     ) -> None:
         self._ix = Index(test_patterns=test_patterns, go_modules=go_modules or {})
         self._ix.add_all(files)
-        self.policy = policy
+        self._edges = Edges(self._ix, policy)
+
+    @property
+    def policy(self) -> Policy:
+        """How the walk treats `name` edges and where it stops (`symdiff.graph.policy`)."""
+        return self._edges.policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._ix.changed()  # the cached keys and tests depend on it
         self._edges = Edges(self._ix, policy)
 
     def update(self, facts: FileFacts) -> None:
@@ -64,7 +74,7 @@ class Graph:
 
     def impact(self, changed: Sequence[Changed], *, depth: int = 2) -> Impact:
         """The callers of the changed symbols to `depth`, and the tests that reach them."""
-        return impact(self._ix, self._edges, changed, depth=depth, policy=self.policy)
+        return impact(self._ix, self._edges, changed, depth=depth, policy=self._edges.policy)
 
 
 def _suffix(name: str, spec: str) -> bool:

@@ -110,6 +110,7 @@ class Index:
         self.fixture_users: _Table = defaultdict(set)  # name -> (path, source)
         self.fixture_types: _Table = defaultdict(set)  # class key -> (fixture name,)
         self.test_imports: _Table = defaultdict(set)  # class key -> (test file, local name)
+        self.module_attrs: _Table = defaultdict(set)  # module -> (attribute, path, source)
         self.defs_by_last: _Table = defaultdict(set)  # last part -> (path, name)
         self.py_modules: _Table = defaultdict(set)  # any dotted suffix -> (path,)
         self.init_dirs: set[str] = set()
@@ -188,14 +189,9 @@ class Index:
                 op(self.subclasses, key, (path, cls))
             if base.fallback:
                 op(self.subclasses_by_name, base.last, (path, cls))
-        for fixture in compiled.fixtures:
-            op(self.fixture_defs, fixture.name, (path, fixture.symbol))
-        for source, name in compiled.fixture_uses:
-            op(self.fixture_users, name, (path, source))
-        for key, name in compiled.fixture_types:
-            op(self.fixture_types, key, (name,))
-        for key, local in compiled.test_imports:
-            op(self.test_imports, key, (path, local))
+        self._apply_pytest(entry, op)
+        for module, attribute, source in compiled.module_attrs:
+            op(self.module_attrs, module, (attribute, path, source))
         for name in entry.symbols:
             op(self.defs_by_last, last_name(name), (path, name))
         if entry.facts.language == "python":
@@ -207,6 +203,18 @@ class Index:
                     self.init_dirs.add(folder)
                 else:
                     self.init_dirs.discard(folder)
+
+    def _apply_pytest(self, entry: Entry, op: _Op) -> None:
+        path = entry.facts.path
+        compiled = entry.compiled
+        for fixture in compiled.fixtures:
+            op(self.fixture_defs, fixture.name, (path, fixture.symbol))
+        for source, name in compiled.fixture_uses:
+            op(self.fixture_users, name, (path, source))
+        for key, name in compiled.fixture_types:
+            op(self.fixture_types, key, (name,))
+        for key, local in compiled.test_imports:
+            op(self.test_imports, key, (path, local))
 
     def _apply_uses(self, entry: Entry, op: _Op) -> None:
         path = entry.facts.path

@@ -39,6 +39,9 @@ class Policy:
     # A method with no user at all (dispatched by `getattr`, registered in a dict) is reached,
     # as a `name` edge, by the users of its class and of the classes below it.
     dead_end_methods: bool = True
+    # Module-level code that uses a definition (`s = attrs`, `FILTERS = {"first": do_first}`)
+    # is reached, by name, by the uses of that module's names it does not define.
+    module_aliases: bool = True
     # The walk's bound: nodes visited across all changed symbols.
     node_budget: int = 20_000
     # A name shorter than this never makes a name edge (`f`, `id`, `x`).

@@ -110,16 +110,14 @@ def _tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:
         return []
     if _python_test(entry, name):
         owner, _, method = name.rpartition(".")
-        out = [TestId(path, name, _pytest_id(path, name))]
-        out.extend(TestId(p, f"{local}.{method}", _pytest_id(p, f"{local}.{method}"))
-                   for p, local in _collected_elsewhere(ix, path, owner))  # fmt: skip
-        if owner:
-            for sub_path, sub in subclasses(ix, path, owner, policy):
-                sub_entry = ix.files.get(sub_path)
-                if sub_entry is not None and sub_entry.test_scope and (
-                        f"{sub}.{method}" not in sub_entry.symbols):
-                    out.append(TestId(sub_path, f"{sub}.{method}",
-                                      _pytest_id(sub_path, f"{sub}.{method}")))  # fmt: skip
+        if not owner:
+            return [TestId(path, name, _pytest_id(path, name))]
+        out = _method_ids(ix, path, owner, method)
+        for sub_path, sub in subclasses(ix, path, owner, policy):
+            sub_entry = ix.files.get(sub_path)
+            if sub_entry is not None and sub_entry.test_scope and (
+                    f"{sub}.{method}" not in sub_entry.symbols):
+                out.extend(_method_ids(ix, sub_path, sub, method))
         return out
     symbol = entry.symbols.get(name)
     owner, _, member = name.rpartition(".")
@@ -134,16 +132,22 @@ def _all_tests(ix: Index, path: str, cls: str, policy: Policy) -> list[TestId]:
     """Every test a class runs, and every test of the classes below it."""
     entry = ix.files[path]
     inherited = _class_tests(entry, cls)
-    out = [TestId(path, f"{cls}.{m}", _pytest_id(path, f"{cls}.{m}")) for m in inherited]
-    for p, local in _collected_elsewhere(ix, path, cls):
-        out.extend(TestId(p, f"{local}.{m}", _pytest_id(p, f"{local}.{m}")) for m in inherited)
+    out = [t for m in inherited for t in _method_ids(ix, path, cls, m)]
     for sub_path, sub in subclasses(ix, path, cls, policy):
         sub_entry = ix.files.get(sub_path)
         if sub_entry is None or not sub_entry.test_scope:
             continue
         methods = set(inherited) | set(_class_tests(sub_entry, sub))
-        out.extend(TestId(sub_path, f"{sub}.{m}", _pytest_id(sub_path, f"{sub}.{m}"))
-                   for m in sorted(methods))  # fmt: skip
+        out.extend(t for m in sorted(methods) for t in _method_ids(ix, sub_path, sub, m))
+    return out
+
+
+def _method_ids(ix: Index, path: str, cls: str, method: str) -> list[TestId]:
+    """A test method's ids: in its class, and where a test file imports the class."""
+    name = f"{cls}.{method}"
+    out = [TestId(path, name, _pytest_id(path, name))]
+    for other, local in _collected_elsewhere(ix, path, cls):
+        out.append(TestId(other, f"{local}.{method}", _pytest_id(other, f"{local}.{method}")))
     return out
 
 

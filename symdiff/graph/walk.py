@@ -2,168 +2,20 @@
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from symdiff.graph.edges import (
-    MENTION,
-    NAME,
-    RANK,
-    RESOLVED,
-    definition_keys,
-    reach_keys,
-    subclasses,
-)
+from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, definition_keys, reach_keys
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
-
-Users = dict[Node, int]  # user -> RANK of the edge's confidence
-
-
-class Edges:
-    """The reverse edges of each node, computed once per version of the index."""
-
-    def __init__(self, ix: Index, policy: Policy) -> None:
-        self.ix = ix
-        self.policy = policy
-        self._version = -1
-        self._named: dict[Node, Users] = {}  # with name edges
-        self._plain: dict[Node, Users] = {}  # resolved edges only
-        # Which cached nodes read keys ending in which name part, and which name: an edit's uses
-        # drop only those.
-        self._by_key: dict[str, set[Node]] = {}
-        self._by_name: dict[str, set[Node]] = {}
-
-    def fresh(self) -> None:
-        """Drop what the index's changes made stale."""
-        ix = self.ix
-        if self._version != ix.version:
-            for table in (self._named, self._plain, self._by_key, self._by_name):
-                table.clear()
-            self._version = ix.version
-        if ix.dirty_keys or ix.dirty_names:
-            stale: set[Node] = set()
-            for tail in {_tail(key) for key in ix.dirty_keys}:
-                stale.update(self._by_key.pop(tail, ()))
-            for name in ix.dirty_names:
-                stale.update(self._by_name.pop(name, ()))
-            for node in stale:
-                self._named.pop(node, None)
-                self._plain.pop(node, None)
-            ix.dirty_keys.clear()
-            ix.dirty_names.clear()
-
-    def users(self, node: Node, *, by_name: bool) -> Users:
-        """Who uses `node`: resolved uses, fixture users, and name joins when allowed (call
-        `fresh` first, once per walk)."""
-        cache = self._named if by_name else self._plain
-        cached = cache.get(node)
-        if cached is None:
-            cached = cache[node] = self._compute(node, by_name)
-        return cached
-
-    def _compute(self, node: Node, by_name: bool) -> Users:
-        path, name = node
-        if not name:
-            return {}
-        ix = self.ix
-        out: Users = {}
-        resolved = RANK[RESOLVED]
-        keys = reach_keys(ix, path, name, self.policy)
-        by_key = ix.by_key
-        for key in keys:
-            users = by_key.get(key)
-            if users:
-                out.update(dict.fromkeys(users, resolved))  # type: ignore[arg-type]
-        for tail in {key[max(key.rfind("."), key.rfind(":")) + 1 :] for key in keys}:
-            self._by_key.setdefault(tail, set()).add(node)
-        for user in self._fixture_users(node):
-            out[user] = resolved
-        last = last_name(name)
-        self._by_name.setdefault(last, set()).add(node)
-        if by_name and self._name_ok(last):
-            named = RANK[NAME]
-            for user_path, source, anchor in ix.by_name.get(last, ()):
-                if anchor and anchor not in ix.py_modules:
-                    continue  # a chain through a module outside the workspace
-                out.setdefault((user_path, source), named)
-        out.pop(node, None)
-        if not out and self.policy.dead_end_methods:
-            self._through_class(node, out)
-        return out
-
-    def _through_class(self, node: Node, out: Users) -> None:
-        """A method nothing names (called through `getattr(self, "visit_" + kind)`, a dict of
-        handlers): reached, by name, by whoever uses its class or a class below it."""
-        ix = self.ix
-        entry = ix.files.get(node[0])
-        owner = node[1].rpartition(".")[0]
-        symbol = entry.symbols.get(owner) if entry is not None and owner else None
-        if symbol is None or symbol.kind not in CLASS_KINDS:
-            return
-        named = RANK[NAME]
-        for p, c in ((node[0], owner), *subclasses(ix, node[0], owner, self.policy)):
-            for key in definition_keys(ix, p, c):
-                self._by_key.setdefault(key[max(key.rfind("."), key.rfind(":")) + 1 :],
-                                        set()).add(node)  # fmt: skip
-                for user in ix.by_key.get(key, ()):
-                    out.setdefault((user[0], user[1]), named)
-        out.pop(node, None)
-
-    def in_tests(self, node: Node) -> bool:
-        """Whether a node is test code (a test file's definition)."""
-        entry = self.ix.files.get(node[0])
-        return entry is not None and entry.test_scope
-
-    def _name_ok(self, last: str) -> bool:
-        policy = self.policy
-        if len(last) < policy.name_min_length or policy.name_max_definitions <= 0:
-            return False
-        return len(self.ix.defs_by_last.get(last, ())) <= policy.name_max_definitions
-
-    def _fixture_users(self, node: Node) -> list[Node]:
-        """The tests and fixtures that ask for `node` as a fixture and see this definition."""
-        path, name = node
-        entry = self.ix.files.get(path)
-        if entry is None or not entry.compiled.fixtures:
-            return []
-        out: list[Node] = []
-        for fixture in entry.compiled.fixtures:
-            if fixture.symbol != name:
-                continue
-            defs = [(d[0], d[1]) for d in self.ix.fixture_defs.get(fixture.name, ())]
-            for user_path, source in self.ix.fixture_users.get(fixture.name, ()):
-                if node in _visible(defs, user_path):
-                    out.append((user_path, source))
-        return out
-
-
-def _tail(key: str) -> str:
-    """A key's last name part (`m` of `py:a.C.m`, `F` of `go:dir:F`)."""
-    return key[max(key.rfind("."), key.rfind(":")) + 1 :]
-
-
-def _visible(defs: list[Node], user_path: str) -> list[Node]:
-    """The fixture definitions a test at `user_path` sees: its file, the nearest conftest, any."""
-    here = [d for d in defs if d[0] == user_path]
-    if here:
-        return here
-    folder = posixpath.dirname(user_path)
-    while True:
-        conftest = posixpath.join(folder, "conftest.py") if folder else "conftest.py"
-        near = [d for d in defs if d[0] == conftest]
-        if near:
-            return near
-        if not folder:
-            return defs
-        folder = posixpath.dirname(folder)
-
+from symdiff.graph.users import Edges
+from symdiff.parse.refs import RefKind
 
 CONFIDENCE = {rank: name for name, rank in RANK.items()}
+FALLBACK_BUDGET = 5_000  # nodes the per-start check for a test may visit
 
 
 @dataclass(slots=True)
@@ -207,30 +59,46 @@ def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
                 if seen is None:
                     depth[user], via[user] = level, name
                     rank[user], bits[user] = path_rank, here_bits
-                    found.append(user)
+                    found.append((user, node))
                 elif seen == level:
                     bits[user] |= here_bits
                     if path_rank > rank[user]:
                         via[user], rank[user] = name, path_rank
-        frontier = [n for n in found if _goes_on(edges, n)]
+        frontier = [n for n, before in found if _goes_on(edges, n, before)]
     return out
 
 
-def _goes_on(edges: Edges, node: Node) -> bool:
-    """Whether the walk continues past a node: not past a test, and not past a class body
-    (what a class's body, bases and decorators use runs when its module is imported, not when
-    its users use it) unless the policy says so."""
+def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
+    """Whether the walk continues past `node`, reached from `before`: not past a test, and not
+    past a class whose body uses `before` only as a base, a decorator or a call (that runs when
+    the module is imported, not when the class's users use it; a value stored in the class,
+    `generator_class = CodeGenerator`, is used later) unless the policy says so."""
     if is_test(edges.ix, node):
         return False
     if edges.policy.expand_classes:
         return True
     entry = edges.ix.files.get(node[0])
     symbol = entry.symbols.get(node[1]) if entry is not None else None
-    if symbol is None or symbol.kind not in CLASS_KINDS:
+    if entry is None or symbol is None or symbol.kind not in CLASS_KINDS:
         return True
     # A class made inside a function: its body runs when that function runs.
-    parent = entry.symbols.get(symbol.parent) if entry is not None and symbol.parent else None
-    return parent is not None and parent.kind not in CLASS_KINDS
+    parent = entry.symbols.get(symbol.parent) if symbol.parent else None
+    if parent is not None and parent.kind not in CLASS_KINDS:
+        return True
+    # What `before` may have been reached as: itself, or (a dead-end method) its class.
+    keys = set(reach_keys(edges.ix, before[0], before[1], edges.policy))
+    names = {last_name(before[1])}
+    owner = before[1].rpartition(".")[0]
+    if owner:
+        keys |= definition_keys(edges.ix, before[0], owner)
+        names.add(last_name(owner))
+    return any(
+        use.source == node[1] and use.kind in STORED and (use.last in names or keys & set(use.keys))
+        for use in entry.compiled.uses
+    )
+
+
+STORED = frozenset({RefKind.NAME, RefKind.ATTR})
 
 
 def _reaches_a_test(edges: Edges, start: Node) -> bool:
@@ -239,7 +107,7 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
     seen = {start}
     frontier = [start]
     level = 0
-    while frontier and len(seen) < policy.node_budget:
+    while frontier and len(seen) < min(policy.node_budget, FALLBACK_BUDGET):
         level += 1
         found = []
         for node in frontier:
@@ -252,7 +120,7 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
                 seen.add(user)
                 if _tests_at(ix, user, policy, edge_rank == RANK[RESOLVED]):
                     return True
-                if _goes_on(edges, user):
+                if _goes_on(edges, user, node):
                     found.append(user)
         frontier = found
     return False
@@ -342,4 +210,4 @@ def _caller_hits(ix: Index, walk: _Walk, callers: list[tuple[Node, int]]) -> lis
     return out
 
 
-__all__ = ["Edges", "impact"]
+__all__ = ["impact"]

@@ -18,6 +18,7 @@ Symbols.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 
 import zstandard
@@ -166,6 +167,7 @@ def from_raw_refs(data: bytes) -> FileRefs:
         for local, module, name, dline in imports:
             line += dline
             out_imports.append(Import(local, module, name, line))
+        names = [sys.intern(n) for n in names]  # shared with every other file's refs
         out_refs = []
         line = 0
         for source, target, kind, dline in rows:

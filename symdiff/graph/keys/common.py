@@ -62,6 +62,10 @@ class Compiled:
     fixture_types: tuple[tuple[str, str], ...] = ()
     # A test file's `from m import TestC`: pytest collects TestC's tests here too (key, local).
     test_imports: tuple[tuple[str, str], ...] = ()
+    # (a module as imported, the attribute used of it, the using definition): `attr.s` is
+    # ("attr", "s", ...). A package's `__init__` may bind `s = attrs` at module level, which no
+    # import shows: the walk from its module-level code looks these up (docs/impact.md).
+    module_attrs: tuple[tuple[str, str, str], ...] = ()
 
 
 def last_part(target: str) -> str:

@@ -178,6 +178,7 @@ def compile_python(
             params.setdefault(r.source, set()).add(r.target)
     uses: list[Use] = []
     fixtures: list[Fixture] = []
+    attrs: set[tuple[str, str, str]] = set()
     for ref in plain:
         target = ref.target
         if ref.kind is RefKind.DECORATOR:
@@ -186,10 +187,21 @@ def compile_python(
                 fixtures.append(fixture)
             target = target.partition(":")[0]
         use = binder.use(ref.source, target, ref.kind, supers)
-        first, dot, _ = target.partition(".")
+        first, dot, rest = target.partition(".")
+        if first in binder.bindings:
+            qualified, module = binder.bindings[first]
+            if dot:  # `mod.attr`
+                attrs.add((qualified, rest.partition(".")[0], ref.source))
+            if qualified != module:  # `from module import name`: a use of module's name
+                attrs.add((module, qualified[len(module) + 1 :], ref.source))
         if dot and first in params.get(ref.source, ()):
             use = use._replace(keys=(*use.keys, f"fx:{target}"))
         uses.append(use)
+    # A module-level `from m import X` is module-level code using `m.X` (a registry module
+    # re-exported under another name: `from .filters import FILTERS as DEFAULT_FILTERS`).
+    for imp in refs.imports:
+        if imp.name and imp.name != "*":
+            attrs.add((absolute(imp.module, package_of(path)), imp.name, ""))
     return Compiled(
         uses=tuple(uses), exports=tuple(binder.exports), bases=tuple(bases),
         fixtures=tuple(fixtures),
@@ -197,6 +209,7 @@ def compile_python(
         module_lifecycle=tuple(s.name for s in symbols if s.name in LIFECYCLE_MODULE),
         fixture_types=_fixture_types(fixtures, uses),
         test_imports=_test_imports(binder) if test_scope else (),
+        module_attrs=tuple(sorted(attrs)),
     )  # fmt: skip
 
 

@@ -1,0 +1,190 @@
+"""Who uses a node: its reverse edges, resolved and by name, cached across queries.
+
+The keys come from `edges.py`; here they become users (`dict` of node → the edge's RANK), with
+fixture users, name joins under the policy, a dead-end method's class users and a package's
+hidden aliases. An edit that changed only uses drops only the cached nodes whose keys' last
+parts (or names) those uses touched (`Index.dirty_keys`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from symdiff.graph.edges import NAME, RANK, RESOLVED, definition_keys, reach_keys, subclasses
+from symdiff.graph.keys.common import CLASS_KINDS
+from symdiff.graph.keys.python import module_names
+from symdiff.graph.maps import Index, Node, last_name
+from symdiff.graph.policy import Policy
+from symdiff.parse.languages import FAMILIES
+
+Users = dict[Node, int]  # user -> RANK of the edge's confidence
+
+
+class Edges:
+    """The reverse edges of each node, computed once per version of the index."""
+
+    def __init__(self, ix: Index, policy: Policy) -> None:
+        self.ix = ix
+        self.policy = policy
+        self._version = -1
+        self._named: dict[Node, Users] = {}  # with name edges
+        self._plain: dict[Node, Users] = {}  # resolved edges only
+        # Which cached nodes read keys ending in which name part, and which name: an edit's uses
+        # drop only those.
+        self._by_key: dict[str, set[Node]] = {}
+        self._by_name: dict[str, set[Node]] = {}
+
+    def fresh(self) -> None:
+        """Drop what the index's changes made stale."""
+        ix = self.ix
+        if self._version != ix.version:
+            for table in (self._named, self._plain, self._by_key, self._by_name):
+                table.clear()
+            self._version = ix.version
+        if ix.dirty_keys or ix.dirty_names:
+            stale: set[Node] = set()
+            for tail in {_tail(key) for key in ix.dirty_keys}:
+                stale.update(self._by_key.pop(tail, ()))
+            for name in ix.dirty_names:
+                stale.update(self._by_name.pop(name, ()))
+            for node in stale:
+                self._named.pop(node, None)
+                self._plain.pop(node, None)
+            ix.dirty_keys.clear()
+            ix.dirty_names.clear()
+
+    def users(self, node: Node, *, by_name: bool) -> Users:
+        """Who uses `node`: resolved uses, fixture users, and name joins when allowed (call
+        `fresh` first, once per walk)."""
+        cache = self._named if by_name else self._plain
+        cached = cache.get(node)
+        if cached is None:
+            cached = cache[node] = self._compute(node, by_name)
+        return cached
+
+    def _compute(self, node: Node, by_name: bool) -> Users:
+        path, name = node
+        if not name:
+            return self._package_aliases(path)
+        ix = self.ix
+        out: Users = {}
+        resolved = RANK[RESOLVED]
+        keys = reach_keys(ix, path, name, self.policy)
+        by_key = ix.by_key
+        for key in keys:
+            users = by_key.get(key)
+            if users:
+                out.update(dict.fromkeys(users, resolved))  # type: ignore[arg-type]
+        for tail in {key[max(key.rfind("."), key.rfind(":")) + 1 :] for key in keys}:
+            self._by_key.setdefault(tail, set()).add(node)
+        for user in self._fixture_users(node):
+            out[user] = resolved
+        last = last_name(name)
+        self._by_name.setdefault(last, set()).add(node)
+        if by_name and self._name_ok(last):
+            named = RANK[NAME]
+            family = _family(ix, path)
+            for user_path, source, anchor in ix.by_name.get(last, ()):
+                if anchor and anchor not in ix.py_modules:
+                    continue  # a chain through a module outside the workspace
+                if _family(ix, user_path) != family:
+                    continue  # a name joins one language family only: JS never calls Python
+                out.setdefault((user_path, source), named)
+        out.pop(node, None)
+        if not out and self.policy.dead_end_methods:
+            self._through_class(node, out)
+        return out
+
+    def _package_aliases(self, path: str) -> Users:
+        """Module-level code that uses a definition may bind it under a name no definition
+        shows (`s = attributes = attrs` in a package's `__init__`, `FILTERS = {"first":
+        do_first}`): the uses of that module's names which it does not define reach it, by
+        name (in a package's `__init__`, nor import: those re-exports resolve already)."""
+        ix = self.ix
+        entry = ix.files.get(path)
+        if entry is None or entry.facts.language != "python" or not self.policy.module_aliases:
+            return {}
+        known = set(entry.symbols)
+        if path.endswith("__init__.py"):
+            known.update(i.local for i in entry.facts.refs.imports)
+        named = RANK[NAME]
+        out: Users = {}
+        for module in module_names(path, ix.init_dirs):
+            for attribute, user_path, source in ix.module_attrs.get(module, ()):
+                if attribute not in known:
+                    self._by_key.setdefault(attribute, set()).add((path, ""))
+                    out.setdefault((user_path, source), named)
+        out.pop((path, ""), None)
+        return out
+
+    def _through_class(self, node: Node, out: Users) -> None:
+        """A method nothing names (called through `getattr(self, "visit_" + kind)`, a dict of
+        handlers): reached, by name, by whoever uses its class or a class below it."""
+        ix = self.ix
+        entry = ix.files.get(node[0])
+        owner = node[1].rpartition(".")[0]
+        symbol = entry.symbols.get(owner) if entry is not None and owner else None
+        if symbol is None or symbol.kind not in CLASS_KINDS:
+            return
+        named = RANK[NAME]
+        for p, c in ((node[0], owner), *subclasses(ix, node[0], owner, self.policy)):
+            for key in definition_keys(ix, p, c):
+                self._by_key.setdefault(key[max(key.rfind("."), key.rfind(":")) + 1 :],
+                                        set()).add(node)  # fmt: skip
+                for user in ix.by_key.get(key, ()):
+                    out.setdefault((user[0], user[1]), named)
+        out.pop(node, None)
+
+    def in_tests(self, node: Node) -> bool:
+        """Whether a node is test code (a test file's definition)."""
+        entry = self.ix.files.get(node[0])
+        return entry is not None and entry.test_scope
+
+    def _name_ok(self, last: str) -> bool:
+        policy = self.policy
+        if len(last) < policy.name_min_length or policy.name_max_definitions <= 0:
+            return False
+        return len(self.ix.defs_by_last.get(last, ())) <= policy.name_max_definitions
+
+    def _fixture_users(self, node: Node) -> list[Node]:
+        """The tests and fixtures that ask for `node` as a fixture and see this definition."""
+        path, name = node
+        entry = self.ix.files.get(path)
+        if entry is None or not entry.compiled.fixtures:
+            return []
+        out: list[Node] = []
+        for fixture in entry.compiled.fixtures:
+            if fixture.symbol != name:
+                continue
+            defs = [(d[0], d[1]) for d in self.ix.fixture_defs.get(fixture.name, ())]
+            for user_path, source in self.ix.fixture_users.get(fixture.name, ()):
+                if node in _visible(defs, user_path):
+                    out.append((user_path, source))
+        return out
+
+
+def _family(ix: Index, path: str) -> str | None:
+    """The language family of an indexed file (JavaScript and TypeScript are one; C and C++)."""
+    entry = ix.files.get(path)
+    return None if entry is None else FAMILIES.get(entry.facts.language, entry.facts.language)
+
+
+def _tail(key: str) -> str:
+    """A key's last name part (`m` of `py:a.C.m`, `F` of `go:dir:F`)."""
+    return key[max(key.rfind("."), key.rfind(":")) + 1 :]
+
+
+def _visible(defs: list[Node], user_path: str) -> list[Node]:
+    """The fixture definitions a test at `user_path` sees: its file, the nearest conftest, any."""
+    here = [d for d in defs if d[0] == user_path]
+    if here:
+        return here
+    folder = posixpath.dirname(user_path)
+    while True:
+        conftest = posixpath.join(folder, "conftest.py") if folder else "conftest.py"
+        near = [d for d in defs if d[0] == conftest]
+        if near:
+            return near
+        if not folder:
+            return defs
+        folder = posixpath.dirname(folder)
