@@ -2,7 +2,8 @@
 what a knob of symdiff/graph/policy.py would buy before anyone changes its default.
 
 (The first experiments here wrapped the walk itself: `nested`, `deadend` and `imported`, as of
-commit d0e7ac8; symdiff/graph does all three since 3ba26db.)
+commit d0e7ac8, and `--aliases` as of 20c2774; symdiff/graph does all four since 3ba26db and
+8b59219.)
 """
 
 from __future__ import annotations
@@ -40,44 +41,3 @@ def _value(text: str, current: object) -> object:
         return int(text)
     return text
 
-
-def module_aliases(root: str) -> None:
-    """Try one rule not in symdiff: a module-level `s = attributes = attrs` re-exports `attrs`
-    as `s` and `attributes`, as `from ._make import attrs as s` would (attrs' `attr.s`)."""
-    import ast
-    import subprocess
-    from pathlib import Path
-
-    from symdiff.graph.edges import _module_keys
-    from symdiff.impact import index
-
-    pairs: dict[str, list[tuple[str, str]]] = {}  # path -> (bound name, its value's name)
-    files = subprocess.run(["git", "-C", root, "ls-files", "*.py"], capture_output=True,
-                           text=True, check=True).stdout.split()  # fmt: skip
-    for path in files:
-        tree = ast.parse(Path(root, path).read_bytes())
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
-                pairs.setdefault(path, []).extend(
-                    (t.id, node.value.id) for t in node.targets if isinstance(t, ast.Name))
-    original = index.current
-    done: set[int] = set()
-
-    def current(*args: object, **kwargs: object) -> object:
-        graph = original(*args, **kwargs)  # type: ignore[arg-type]
-        ix = graph._ix
-        if id(ix) not in done:
-            done.add(id(ix))
-            for path, bound in pairs.items():
-                for alias, value in bound:
-                    for entries in list(ix.exports.values()):
-                        for exporter, member, local in list(entries):
-                            if exporter == path and local == value:
-                                entries.add((exporter, member, alias))
-                    if path in ix.files and value in ix.files[path].symbols:
-                        for module in _module_keys(ix, path):
-                            ix.exports.setdefault(module + value, set()).add((path, value, alias))
-            ix.changed()
-        return graph
-
-    index.current = current  # type: ignore[assignment]

@@ -233,15 +233,10 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     ap.add_argument("--json", type=Path, help="write the per-function results here")
     ap.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
                     help="a field of the walk's Policy, changed in this process only")
-    ap.add_argument("--aliases", action="store_true",
-                    help="try module-level `x = y` as a re-export (_impact_experiments.py)")
     args = ap.parse_args()
     changed_policy = experiments.install(args.policy)
 
     project = oracle.checkout(args.project_dir, tuple(args.package))
-    if args.aliases:
-        experiments.module_aliases(str(project.root))
-        changed_policy = ", ".join(filter(None, [changed_policy, "module-level aliases"]))
     python = args.venv / "bin" / "python" if args.venv else oracle.make_venv(project)
     pytest_args = tuple(args.pytest_arg)
     truth = oracle.truth(project, oracle.coverage_run(project, python, pytest_args))
