@@ -4,7 +4,7 @@ and from the coverage truth.
 The first tag that applies is the miss's reason:
 - `collected where imported`: the test's class or function is defined in another test file and
   imported into this one, where pytest collects it again (`from test_x import TestC` in
-  test_y.py gives `test_y.py::TestC::test_f`);
+  test_y.py gives `test_y.py::TestC::test_f`), and the answer has the test under another file;
 - `fixture`: the test runs the function only in its setup or teardown;
 - `caller not in the graph`: a static caller jedi finds, which this test executes too, is not
   among impact's callers (a reference the index did not resolve);
@@ -102,7 +102,9 @@ def why(corpus: Corpus, m: Miss, test: str) -> list[str]:
     short = f.name.rsplit(".", 1)[-1]
     tags: list[str] = []
     path, _, rest = test.partition("::")
-    if path in corpus.defined and rest.split("::", 1)[0] not in corpus.defined[path]:
+    elsewhere = any(p.endswith("::" + rest) for p in m.predicted)  # answered, in another file
+    if (path in corpus.defined and rest.split("::", 1)[0] not in corpus.defined[path]
+            and elsewhere):  # fmt: skip
         tags.append("collected where imported")
     if m.phases[test] <= {"setup", "teardown"}:
         tags.append("fixture")
