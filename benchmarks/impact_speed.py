@@ -114,7 +114,8 @@ def bench_sample(settings: Settings, what: str, wanted: list[str], rounds: int) 
     callers, tests = found["callers"], found["tests"]
     assert isinstance(callers, list) and isinstance(tests, list)
     print(f"impact of 20 symbols, {what}, graph held: "
-          f"p50 {statistics.median(times) * 1000:.1f} ms, p90 {pct(times, 0.9):.1f} ms over {rounds} calls ({len(callers)} callers, "
+          f"p50 {statistics.median(times) * 1000:.1f} ms, p90 {pct(times, 0.9):.1f} ms "
+          f"over {rounds} calls ({len(callers)} callers, "
           f"{len(tests)} tests); first call of a process: graph from the store "
           f"{first_graph * 1000:.0f} ms, then {first * 1000:.1f} ms (target p50 <= 50 ms)")
 
