@@ -113,6 +113,8 @@ def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool =
     reader = _Reader(source, local_types)
     line, at = 1, 0
     for lo, hi, name, owner in segments(symbols, len(source)):
+        if hi - lo < _SHORT_RUN and source[lo:hi].isspace():
+            continue  # the blank between two methods
         line += source.count(b"\n", at, lo)
         at = lo
         hits = set(_SCAN.findall(source, lo, hi))
@@ -123,6 +125,9 @@ def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool =
     reader.imports.sort(key=_import_order)
     refs = reader.refs
     return FileRefs("", tuple(reader.imports), tuple([refs[key] for key in sorted(refs)]))
+
+
+_SHORT_RUN = 64
 
 
 def _import_order(i: Import) -> tuple[int, str, str, str]:
@@ -146,7 +151,7 @@ class _Reader:
         decorators: set[bytes] = set()
         types: set[bytes] = set()
         calls = set(map(_CALL_OF, hits))
-        others = [o for o in map(_OTHER, hits) if o]
+        others = list(filter(None, map(_OTHER, hits)))
         if others:
             self._others(others, hits, lo, hi, first, decorators, types, calls)
             calls.update(map(_CALL_OF, hits))  # an f-string's fields
@@ -177,7 +182,11 @@ class _Reader:
             self.emit(name, lo, hi, first, types, _TYPE)
         if decorators:
             self.emit(name, lo, hi, first, decorators, _DECORATOR)
-        if owner is not None and lo == owner.start_byte:
+        if (
+            owner is not None
+            and lo == owner.start_byte
+            and (decorators or "test" in name or "usefixtures" in owner.signature)
+        ):
             self._pytest(name, owner, first, decorators)
         if b"request.getfixturevalue" in calls:
             found = _FIXTURE_VALUE.findall(self.source, lo, hi)
