@@ -66,12 +66,14 @@ class Memo:
         self.tests: dict[Node, tuple[tuple[str, str, str], ...]] = {}
         self.resolved: dict[str, tuple[Node, ...]] = {}
         self.is_test: dict[Node, bool] = {}
+        self.stored: dict[Node, tuple[frozenset[str], frozenset[str]]] = {}
         self.bindings: dict[str, dict[str, list[str]]] = {}
 
     def clear(self) -> None:
         """Forget everything."""
         tables = (self.module_keys, self.definition_keys, self.reach_keys, self.subclasses,
-                  self.bases, self.tests, self.resolved, self.bindings, self.is_test)  # fmt: skip
+                  self.bases, self.tests, self.resolved, self.bindings, self.is_test,
+                  self.stored)  # fmt: skip
         for table in tables:
             table.clear()
 

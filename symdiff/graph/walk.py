@@ -85,17 +85,30 @@ def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
     parent = entry.symbols.get(symbol.parent) if symbol.parent else None
     if parent is not None and parent.kind not in CLASS_KINDS:
         return True
+    stored_names, stored_keys = _stored(edges.ix, node)
+    if not stored_names:
+        return False
     # What `before` may have been reached as: itself, or (a dead-end method) its class.
-    keys = set(reach_keys(edges.ix, before[0], before[1], edges.policy))
-    names = {last_name(before[1])}
+    if last_name(before[1]) in stored_names or not stored_keys.isdisjoint(
+        reach_keys(edges.ix, before[0], before[1], edges.policy)
+    ):
+        return True
     owner = before[1].rpartition(".")[0]
-    if owner:
-        keys |= definition_keys(edges.ix, before[0], owner)
-        names.add(last_name(owner))
-    return any(
-        use.source == node[1] and use.kind in STORED and (use.last in names or keys & set(use.keys))
-        for use in entry.compiled.uses
+    return bool(owner) and (
+        last_name(owner) in stored_names
+        or not stored_keys.isdisjoint(definition_keys(edges.ix, before[0], owner))
     )
+
+
+def _stored(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
+    """The names and keys a class's body stores as values (`generator = CodeGenerator`)."""
+    found = ix.memo.stored.get(node)
+    if found is None:
+        entry = ix.files[node[0]]
+        uses = [u for u in entry.compiled.uses if u.source == node[1] and u.kind in STORED]
+        found = ix.memo.stored[node] = (
+            frozenset(u.last for u in uses), frozenset(k for u in uses for k in u.keys))
+    return found
 
 
 STORED = frozenset({RefKind.NAME, RefKind.ATTR})
