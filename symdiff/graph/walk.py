@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, definition_keys, reach_keys
-from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
+from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
-from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
+from symdiff.graph.testing import fixture_scope_tests, is_test, run_commands, tests_of
 from symdiff.graph.users import Edges
 from symdiff.parse.refs import RefKind
 
@@ -202,7 +202,7 @@ def _keep_test(
 
 def _mentions(ix: Index, change: Changed) -> list[TestId]:
     """The tests that name a changed symbol's last name part anywhere in their code."""
-    out = []
+    out: list[TestId] = []
     for path, source in ix.mentions.get(last_name(change.name), ()):
         node = (path, source)
         if is_test(ix, node):
