@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, definition_keys, reach_keys
+from symdiff.graph.edges import (
+    INFERRED,
+    MENTION,
+    NAME,
+    RANK,
+    RESOLVED,
+    definition_keys,
+    reach_keys,
+)
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
@@ -14,7 +22,7 @@ from symdiff.graph.testing import fixture_scope_tests, is_test, run_commands, te
 from symdiff.graph.users import Edges
 from symdiff.parse.refs import RefKind
 
-CONFIDENCE = {rank: name for name, rank in RANK.items()}
+CONFIDENCE = {rank: name for name, rank in RANK.items()} | {INFERRED: NAME}
 FALLBACK_BUDGET = 5_000  # nodes the per-start check for a test may visit
 
 
@@ -152,7 +160,7 @@ def impact(
     start_set = set(starts)
     resolved = RANK[RESOLVED]
     for node, level in walk.depth.items():
-        if 0 < level <= depth and node not in start_set:
+        if 0 < level <= depth and node not in start_set and walk.rank[node] != INFERRED:
             callers.append((node, level))
         entry = ix.files.get(node[0])
         if entry is None or not entry.test_scope:
