@@ -116,7 +116,7 @@ def _group(groups: dict[str, list[object]], name: str) -> list[str]:
 
 def test_requirements(root: Path) -> list[str]:
     """The project's test dependencies: a `tests`/`test`/`testing` dependency group or extra,
-    else requirements/tests.txt (pins and all)."""
+    else requirements/tests.txt or the like (pins and all)."""
     pyproject = root / "pyproject.toml"
     if pyproject.exists():
         data = tomllib.loads(pyproject.read_text())
@@ -127,7 +127,8 @@ def test_requirements(root: Path) -> list[str]:
                 return _group(groups, name)
             if name in extras:
                 return [f"-e{root}[{name}]"]
-    for rel in ("requirements/tests.txt", "requirements/test.txt", "requirements-test.txt"):
+    for rel in ("requirements/tests.txt", "requirements/test.txt", "requirements/testing.txt",
+                "requirements-test.txt"):
         if (root / rel).exists():
             return ["-r", str(root / rel)]
     return []
@@ -153,6 +154,21 @@ def tool_versions(python: Path) -> str:
 # --- the suite under coverage ----------------------------------------------------------------
 
 
+def _own_config(project: Project) -> list[str]:
+    """pytest's rootdir is the clone; without a pytest config of its own there, an empty one
+    (else pytest would climb to a config above the clone, such as symdiff's)."""
+    root = project.root
+    texts = {name: (root / name).read_text() if (root / name).exists() else ""
+             for name in ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")}  # fmt: skip
+    has = ((root / "pytest.ini").exists() or "[pytest]" in texts["tox.ini"]
+           or "[tool:pytest]" in texts["setup.cfg"] or "[tool.pytest" in texts["pyproject.toml"])
+    if has:
+        return [f"--rootdir={root}"]
+    empty = project.venv.parent / "pytest.ini"
+    empty.write_text("[pytest]\n")
+    return [f"--rootdir={root}", "-c", str(empty)]
+
+
 def coverage_run(project: Project, python: Path, pytest_args: tuple[str, ...]) -> Path:
     """The suite's coverage data with a context per test, run once and cached."""
     data = project.venv.parent / "coverage.sqlite"
@@ -164,7 +180,8 @@ def coverage_run(project: Project, python: Path, pytest_args: tuple[str, ...]) -
     cov = [f"--cov={p}" for p in project.packages]
     res = subprocess.run(
         [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-         *cov, f"--cov-config={rc}", "--cov-context=test", "--cov-report=", *pytest_args],
+         *_own_config(project), *cov, f"--cov-config={rc}", "--cov-context=test",
+         "--cov-report=", *pytest_args],
         cwd=project.root, env=env, text=True, capture_output=True,
     )  # fmt: skip
     tail = res.stdout.strip().splitlines()[-1:] or [res.stderr.strip()[-300:]]
@@ -181,7 +198,7 @@ def collected_tests(project: Project, python: Path, pytest_args: tuple[str, ...]
     if not cached.exists():
         res = subprocess.run(
             [str(python), "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-             *pytest_args],
+             *_own_config(project), *pytest_args],
             cwd=project.root, text=True, capture_output=True,
             env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         )  # fmt: skip

@@ -9,11 +9,11 @@ run: the tests of every test file that imports the changed module (the rule is `
 below; strictly, and with a package import counting for its modules), of every test file that
 names the function, and running everything. The callers at depth 1 are compared with jedi's
 `Script.get_references` (each reference's enclosing function is a caller). Each missed test is
-tagged with why (_impact_misses.py); `--experiment` tries a proposed walk rule in this process
+tagged with why (_impact_misses.py); `--policy` changes a knob of the walk in this process
 (_impact_experiments.py). Figures and their reading: docs/impact.md, "Accuracy".
 
 Run: .venv/bin/python benchmarks/impact_accuracy.py PROJECT_DIR [--sample N] [--seed S]
-     [--mode edit|names] [--venv DIR] [--json OUT] [--experiment nested|deadend]
+     [--mode edit|names] [--venv DIR] [--json OUT] [--policy NAME=VALUE]
 PROJECT_DIR is a git clone; its HEAD is what is measured (cloned again under
 benchmarks/.cache/impact, where the venv and the coverage data are cached too).
 """
@@ -231,12 +231,17 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     ap.add_argument("--pytest-arg", action="append", default=[], help="passed to pytest")
     ap.add_argument("--show", type=int, default=40, help="misses printed")
     ap.add_argument("--json", type=Path, help="write the per-function results here")
-    ap.add_argument("--experiment", action="append", default=[], choices=experiments.RULES,
-                    help="try a proposed walk rule in this process (_impact_experiments.py)")
+    ap.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
+                    help="a field of the walk's Policy, changed in this process only")
+    ap.add_argument("--aliases", action="store_true",
+                    help="try module-level `x = y` as a re-export (_impact_experiments.py)")
     args = ap.parse_args()
-    experiments.install(tuple(args.experiment))
+    changed_policy = experiments.install(args.policy)
 
     project = oracle.checkout(args.project_dir, tuple(args.package))
+    if args.aliases:
+        experiments.module_aliases(str(project.root))
+        changed_policy = ", ".join(filter(None, [changed_policy, "module-level aliases"]))
     python = args.venv / "bin" / "python" if args.venv else oracle.make_venv(project)
     pytest_args = tuple(args.pytest_arg)
     truth = oracle.truth(project, oracle.coverage_run(project, python, pytest_args))
@@ -262,8 +267,8 @@ def main() -> None:  # noqa: C901 - one report, read top to bottom
     symdiff = load_impact(project)
 
     print(f"impact accuracy: {project.name} @ {project.commit[:12]} ({project.origin})")
-    if args.experiment:
-        print(f"  EXPERIMENT: walk rules not in symdiff: {', '.join(args.experiment)}")
+    if changed_policy:
+        print(f"  EXPERIMENT: the walk's policy changed: {changed_policy}")
     print(f"  mode {args.mode}, depth {args.depth}, sample {len(sample)} of "
           f"{sum(classify(k[0]) is Scope.IMPL for k in truth.tests)} executed functions "
           f"(seed {args.seed}); suite {len(suite)} tests (parametrised cases collapsed)")

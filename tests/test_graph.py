@@ -436,3 +436,20 @@ def test_the_policy_can_change_on_a_built_graph() -> None:
     graph.policy = Policy(name_max_definitions=0)
     assert graph.policy.name_max_definitions == 0
     assert not graph.impact(change).callers
+
+
+def test_a_name_edge_never_crosses_languages() -> None:
+    """A Python function and a JavaScript caller that share a name are not joined by it."""
+    from symdiff.parse.extract import extract_with_refs
+
+    def real(path: str, language: str, text: str) -> FileFacts:
+        symbols, refs = extract_with_refs(language, text.encode())
+        return FileFacts(path, language, tuple(symbols), refs)
+
+    graph = Graph([
+        real("lib/a.py", "python", "def render_page(x):\n    return x\n"),
+        real("lib/b.py", "python", "def show(o):\n    return o.render_page(1)\n"),
+        real("web/app.js", "javascript", "function go(o) {\n  return o.render_page(1);\n}\n"),
+    ])
+    found = graph.impact([Changed("lib/a.py", "render_page", "modified")], depth=1)
+    assert {(c.path, c.name, c.confidence) for c in found.callers} == {("lib/b.py", "show", "name")}

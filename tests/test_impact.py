@@ -15,7 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import daemon_settings, daemon_thread, git, make_settings, symdiff_cli
+from conftest import (
+    daemon_settings,
+    daemon_thread,
+    git,
+    make_settings,
+    symdiff_cli,
+    wait_until,
+)
 from mcp.client.session import ClientSession
 from mcp_servers import call, env, http_server, run_http, run_stdio, text_of
 from mcp_servers import index as serve_index
@@ -160,8 +167,8 @@ def test_the_daemon_keeps_the_index_current(tmp_path: Path) -> None:
     root = _project(tmp_path / "p")
     settings = daemon_settings(root)
     with daemon_thread(settings) as d:
-        d.wait_until(lambda s: (s.refindex or {}).get("state") == "built", 60)
-        status = api.status(settings)
+        status = wait_until(lambda: (found := api.status(settings))["refindex"] is not None
+                            and found["refindex"]["state"] == "built" and found, timeout=60)
         assert status["refindex"] == {"state": "built", "done": 6, "total": 6}
         (root / "tests" / "test_new.py").write_text(
             "from pkg.core import helper\n\n\ndef test_new():\n    assert helper(1) == 2\n")

@@ -63,7 +63,8 @@ def thing(tmp_path, request):
 
 @pytest.mark.usefixtures("x1", 'x2')
 class TestA(Base, mixins.M, metaclass=Meta):
-    def test_f(self, thing, db: Database) -> Result:
+    @pytest.mark.parametrize("n, m", [(1, 2)])
+    def test_f(self, thing, n, db: Database, m) -> Result:
         """Calls foo() in a docstring: no call."""
         x = Foo(1)
         y: models.Bar = get()
@@ -76,6 +77,7 @@ class TestA(Base, mixins.M, metaclass=Meta):
             return c(thing)
         self.helper(
             key=value)
+        super().tearDown()
         obj.attr.sub = 3
         return thing
 '''
@@ -108,7 +110,8 @@ def test_python_references() -> None:
         ("TestA", "Base", TYPE),
         ("TestA", "mixins.M", TYPE),
         ("TestA", "Meta", TYPE),
-        ("TestA.test_f", "thing", FIXTURE),
+        ("TestA.test_f", "pytest.mark.parametrize", DECORATOR),
+        ("TestA.test_f", "thing", FIXTURE),  # (n and m are parametrize's, no fixtures)
         ("TestA.test_f", "db", FIXTURE),
         ("TestA.test_f", "Database", TYPE),
         ("TestA.test_f", "Result", TYPE),
@@ -124,6 +127,8 @@ def test_python_references() -> None:
         ("TestA.test_f", "np.sum", CALL),  # in an f-string's field
         ("TestA.test_f", "print", CALL),
         ("TestA.test_f", "self.helper", CALL),
+        ("TestA.test_f", "super", CALL),
+        ("TestA.test_f", "super.tearDown", CALL),  # the method a subclass's call reaches
         ("TestA.test_f", "obj.attr.sub", ATTR),
         ("TestA.test_f.inner", "c", CALL),
         ("TestA.test_f.inner", "thing", NAME),  # a top-level function, not inner's parameter
@@ -132,14 +137,18 @@ def test_python_references() -> None:
 
 def test_python_lines_and_order_are_stable() -> None:
     refs = extract_refs("python", PYTHON.encode()).refs
-    assert Ref("TestA.test_f", "Foo", CALL, 18) in refs
-    assert Ref("TestA.test_f", "obj.attr.sub", ATTR, 29) in refs
-    assert Ref("TestA.test_f.inner", "c", CALL, 26) in refs
+    assert Ref("TestA.test_f", "Foo", CALL, 19) in refs
+    assert Ref("TestA.test_f", "obj.attr.sub", ATTR, 31) in refs
+    assert Ref("TestA.test_f.inner", "c", CALL, 27) in refs
     kinds = list(RefKind)
     assert list(refs) == sorted(refs, key=lambda r: (r.source, r.target, kinds.index(r.kind)))
 
 
 def dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):  # super().m()
+        inner = node.value
+        if isinstance(inner.func, ast.Name) and inner.func.id == "super" and not inner.args:
+            return f"super.{node.attr}"
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -151,7 +160,8 @@ def dotted(node: ast.expr) -> str | None:
 
 def ast_calls(source: bytes) -> set[tuple[str, str]]:
     """(the enclosing definition's qualified name, the dotted callee) of every call whose
-    callee is a name or a chain of attributes on one; a decorator's own call is its definition's
+    callee is a name or a chain of attributes on one (or `super().m`, as `super.m`); a
+    decorator's own call is its definition's
     DECORATOR, not a call, and a definition holds its decorators, defaults and annotations."""
     out: set[tuple[str, str]] = set()
 

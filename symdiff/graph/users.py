@@ -23,6 +23,7 @@ from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.keys.python import module_names
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
+from symdiff.parse.languages import FAMILIES
 
 Users = dict[Node, int]  # user -> RANK of the edge's confidence
 
@@ -90,9 +91,12 @@ class Edges:
         self._by_name.setdefault(last, set()).add(node)
         if by_name and self._name_ok(last):
             named = RANK[NAME]
+            family = _family(ix, path)
             for user_path, source, anchor in ix.by_name.get(last, ()):
                 if anchor and anchor not in ix.py_modules:
                     continue  # a chain through a module outside the workspace
+                if _family(ix, user_path) != family:
+                    continue  # a name joins one language family only: JS never calls Python
                 out.setdefault((user_path, source), named)
         out.pop(node, None)
         if not out and self.policy.dead_end_methods:
@@ -165,6 +169,12 @@ class Edges:
                 if node in _visible(defs, user_path):
                     out.append((user_path, source))
         return out
+
+
+def _family(ix: Index, path: str) -> str | None:
+    """The language family of an indexed file (JavaScript and TypeScript are one; C and C++)."""
+    entry = ix.files.get(path)
+    return None if entry is None else FAMILIES.get(entry.facts.language, entry.facts.language)
 
 
 def _tail(key: str) -> str:

@@ -17,13 +17,18 @@ Symbols.
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
+import sys
 from collections.abc import Sequence
+from operator import attrgetter
 
 import zstandard
 
 from symdiff.model import Symbol, SymbolChange, SymbolChangeType
-from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
+from symdiff.parse.reflangs.common import ref
+from symdiff.parse.refs import FileRefs, Import, RefKind
 
 FORMAT = 1  # the first number of every symbols payload; a payload of another format is not read
 PAIR_FORMAT = 2  # the first number of a pair's payload (its line counts and symbol changes)
@@ -131,54 +136,66 @@ def decode_pair(data: bytes) -> Pair:
 
 _KINDS = tuple(RefKind)
 _KIND_CODES = {kind: i for i, kind in enumerate(_KINDS)}
+_REFS_LEVEL = 3  # a file's references: level 9 took 4x the time for 7% less room (Django)
+_SOURCE, _TARGET = attrgetter("source"), attrgetter("target")
+_KIND, _LINE = attrgetter("kind"), attrgetter("line")
 
 
 def raw_refs(refs: FileRefs) -> bytes:
-    """The uncompressed form of a file's references: compact JSON, deterministic. Sources and
-    targets are indices into one table of names (each written once, in order of first use);
-    each ref is `[source, target, kind, line - previous line]`, each import
+    """The uncompressed form of a file's references: compact JSON, deterministic, by columns
+    (each a list made in C, not a loop per ref): the refs' names once each in one table (the
+    sources in order, then the targets not among them), then the refs' source indices, target
+    indices, kind codes and lines as differences from the previous ref's; the imports as
     `[local, module, name, line - previous line]`."""
-    table: dict[str, int] = {}
-    rows: list[list[object]] = []
-    line = 0
-    for r in refs.refs:
-        source = table.setdefault(r.source, len(table))
-        target = table.setdefault(r.target, len(table))
-        rows.append([source, target, _KIND_CODES[r.kind], r.line - line])
-        line = r.line
+    rows = refs.refs
+    sources = list(map(_SOURCE, rows))
+    targets = list(map(_TARGET, rows))
+    table: dict[str, int | None] = dict.fromkeys(sources)
+    table.update(dict.fromkeys(targets))
+    for index, name in enumerate(table):
+        table[name] = index
+    lines = list(map(_LINE, rows))
     imports: list[list[object]] = []
     line = 0
     for i in refs.imports:
         imports.append([i.local, i.module, i.name, i.line - line])
         line = i.line
-    payload = [REFS_FORMAT, refs.package, imports, list(table), rows]
+    payload = [
+        REFS_FORMAT, refs.package, imports, list(table),
+        list(map(table.__getitem__, sources)), list(map(table.__getitem__, targets)),
+        list(map(_KIND_CODES.__getitem__, map(_KIND, rows))),
+        list(map(operator.sub, lines, [0, *lines[:-1]])),
+    ]  # fmt: skip
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def from_raw_refs(data: bytes) -> FileRefs:
     """The references of `raw_refs`'s form; CodecError when `data` is not such a form."""
     try:
-        form, package, imports, names, rows = json.loads(data)
+        form, package, imports, names, sources, targets, kinds, dlines = json.loads(data)
         if form != REFS_FORMAT or not isinstance(package, str):
             raise CodecError(f"not a stored references payload of format {REFS_FORMAT}")
+        if not len(sources) == len(targets) == len(kinds) == len(dlines):
+            raise CodecError("a stored references payload's columns differ in length")
         out_imports = []
         line = 0
         for local, module, name, dline in imports:
             line += dline
             out_imports.append(Import(local, module, name, line))
-        out_refs = []
-        line = 0
-        for source, target, kind, dline in rows:
-            line += dline
-            out_refs.append(Ref(names[source], names[target], _KINDS[kind], line))
+        names = [sys.intern(n) for n in names]  # shared with every other file's refs
+        out_refs = tuple(map(ref, map(names.__getitem__, sources),
+                             map(names.__getitem__, targets), map(_KINDS.__getitem__, kinds),
+                             itertools.accumulate(dlines)))  # fmt: skip
     except (ValueError, TypeError, IndexError) as exc:
         raise CodecError(f"not a stored references payload: {exc}") from None
-    return FileRefs(package, tuple(out_imports), tuple(out_refs))
+    return FileRefs(package, tuple(out_imports), out_refs)
 
 
 def pack_refs(refs: FileRefs) -> bytes:
     """A file's references as stored: `raw_refs`'s form, zstd-compressed when that is shorter."""
-    return pack(raw_refs(refs))
+    data = raw_refs(refs)
+    packed = zstandard.ZstdCompressor(level=_REFS_LEVEL).compress(data)
+    return packed if len(packed) < len(data) else data
 
 
 def unpack_refs(data: bytes) -> FileRefs:

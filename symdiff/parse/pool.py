@@ -46,7 +46,8 @@ from typing import IO, Any
 
 from symdiff.model import Symbol
 from symdiff.parse.extract import extract, extract_with_refs
-from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
+from symdiff.parse.reflangs.common import ref
+from symdiff.parse.refs import FileRefs, Import, RefKind
 
 log = logging.getLogger(__name__)
 
@@ -431,19 +432,24 @@ def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OL
 
 
 def _plain_refs(refs: FileRefs) -> tuple[Any, ...]:
-    """A FileRefs as marshal sends it: strings, ints and tuples."""
+    """A FileRefs as marshal sends it: strings, ints and lists, the refs by columns."""
     imports = [(i.local, i.module, i.name, i.line) for i in refs.imports]
-    return refs.package, imports, [(r.source, r.target, r.kind.value, r.line) for r in refs.refs]
+    rows = refs.refs
+    return (refs.package, imports, list(map(_SOURCE, rows)), list(map(_TARGET, rows)),
+            list(map(_KIND_VALUE, rows)), list(map(_LINE, rows)))  # fmt: skip
 
 
 _KIND_OF = {kind.value: kind for kind in RefKind}  # a dict lookup: RefKind(k) costs 7 µs
 
 
 def _refs(plain: tuple[Any, ...]) -> FileRefs:
-    package, imports, refs = plain
-    kind_of = _KIND_OF
-    return FileRefs(package, tuple(Import(*i) for i in imports),
-                    tuple(Ref(s, t, kind_of[k], n) for s, t, k, n in refs))  # fmt: skip
+    package, imports, sources, targets, kinds, lines = plain
+    refs = tuple(map(ref, sources, targets, map(_KIND_OF.__getitem__, kinds), lines))
+    return FileRefs(package, tuple(Import(*i) for i in imports), refs)
+
+
+_SOURCE, _TARGET = operator.attrgetter("source"), operator.attrgetter("target")
+_KIND_VALUE, _LINE = operator.attrgetter("kind.value"), operator.attrgetter("line")
 
 
 def _warn_once() -> None:

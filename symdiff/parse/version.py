@@ -3,9 +3,10 @@
 Symbols are a pure function of a blob's bytes, its language and the code that extracts them, so
 they are stored once per (blob, language, extractor version) and read back by whoever meets the
 blob again. The version is a digest of that code itself — every module of `symdiff/parse/` that
-can change what `extract` returns — and of the grammars' and tree-sitter's versions: any edit
-to the extractor, or an upgrade of its grammars, is a new version, and symbols stored by an
-older one are never read again (retention deletes them). Nobody has to remember to bump it.
+can change what `extract` returns, or the references `extract_with_refs` reads — and of the
+grammars' and tree-sitter's versions: any edit to the extractor, or an upgrade of its grammars,
+is a new version, and symbols stored by an older one are never read again (retention deletes
+them). Nobody has to remember to bump it.
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ class Daemon:
         self.history = history
         self.retention = retention
         self.refindex = refindex
+        self._status_lock = threading.Lock()
         self.on_changes = on_changes
         self.poll_s = poll_s
         self.dirty = DirtySet(settle_s=settings.settle_ms / 1000, max_delay_s=max_delay_s)
@@ -523,6 +524,13 @@ class Daemon:
         return format_us(to_us(self.clock()))
 
     def _write_status(self, *, running: bool) -> None:
+        # The reference index's build writes from its own thread: one writer at a time, or the
+        # two would share the status file's temporary name.
+        with self._status_lock:
+            self._write_status_now(running=running)
+        self._notify()
+
+    def _write_status_now(self, *, running: bool) -> None:
         s = self.stats
         status = DaemonStatus(
             pid=os.getpid(), host=self.settings.host, root=str(self.settings.root),
@@ -538,7 +546,6 @@ class Daemon:
             write_status(self.settings.root, status)
         except OSError as exc:
             log.warning("cannot write %s: %s", self._state.status, exc)
-        self._notify()
 
 
 def _cookies(state: StateDir) -> frozenset[str]:

@@ -9,11 +9,13 @@ read from the nodes the query captures (`imports.py`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from tree_sitter import Tree
+from typing import TYPE_CHECKING
 
 from symdiff.model import Symbol
 from symdiff.parse.refs import FileRefs
+
+if TYPE_CHECKING:  # the codec imports reflangs.common: the read side loads no tree-sitter
+    from tree_sitter import Tree
 
 
 def needs_tree(language: str) -> bool:

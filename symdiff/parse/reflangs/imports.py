@@ -89,17 +89,28 @@ def require(node: Node) -> list[Import]:
 
 
 def golang(node: Node) -> list[Import]:
-    """`import f "fmt"`, `_ "x"`, `. "x"`, `"a/b"` (bound as its last segment)."""
+    """`import f "fmt"`, `_ "x"`, `. "x"`, `"a/b"` (bound as its package's conventional name,
+    `_go_package`)."""
     path = _unquote(_text(node.child_by_field_name("path")))
     name = node.child_by_field_name("name")
     line = _line(node)
     if name is None:
-        return [Import(path.rsplit("/", 1)[-1], path, "", line)]
+        return [Import(_go_package(path), path, "", line)]
     if name.type == "dot":
         return [Import("", path, "*", line)]
     if name.type == "blank_identifier":
         return [Import("", path, "", line)]
     return [Import(_text(name), path, "", line)]
+
+
+def _go_package(path: str) -> str:
+    """The name an unnamed Go import binds, by convention: the path's last segment, but a
+    major version's (`x/y/v2` -> `y`) and gopkg.in's `.vN` (`gopkg.in/yaml.v3` -> `yaml`)."""
+    parts = path.split("/")
+    last = parts[-1]
+    if re.fullmatch(r"v\d+", last) and len(parts) > 1:
+        last = parts[-2]
+    return re.sub(r"\.v\d+$", "", last)
 
 
 _JAVA_IMPORT = re.compile(r"^import\s+(?:static\s+)?([\w.\s]+?)(\.\s*\*)?\s*;?$", re.S)

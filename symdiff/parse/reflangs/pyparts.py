@@ -36,12 +36,14 @@ _NOT_FIXTURES = frozenset({b"self", b"cls", b"request"})
 _USEFIXTURES = re.compile(r"usefixtures\(([^)]*)\)")
 _QUOTED = re.compile(r"""['"](\w+)['"]""")
 _GIVEN_NAME = re.compile(r"""fixture\([^)]*\bname=['"](\w+)['"]""")
+_PARAMETRIZED = re.compile(r"""parametrize\(\s*(?:argnames=)?['"]([\w\s,]+)['"]""")
 
 
 def fixtures(name: str, owner: Symbol, names: tuple[bytes, ...],
              decorators: Iterable[bytes]) -> tuple[list[str], str | None]:  # fmt: skip
     """pytest's view of a definition: the fixtures it uses (a test's or a fixture's parameters
-    but self, cls and request, and `usefixtures("a", ...)`), and the name a fixture is given
+    but self, cls, request and those `parametrize` gives, and `usefixtures("a", ...)`), and the
+    name a fixture is given
     by `@pytest.fixture(name="x")` (None when it is not such a fixture)."""
     signature = owner.signature
     is_fixture = any(d.rsplit(b".", 1)[-1] == b"fixture" for d in decorators)
@@ -49,7 +51,8 @@ def fixtures(name: str, owner: Symbol, names: tuple[bytes, ...],
     if owner.kind in ("function", "method") and (
         is_fixture or name.rpartition(".")[2].startswith("test")
     ):
-        used.extend(p.decode() for p in names if p not in _NOT_FIXTURES)
+        cases = {n.strip() for a in _PARAMETRIZED.findall(signature) for n in a.split(",")}
+        used.extend(p.decode() for p in names if p not in _NOT_FIXTURES and p.decode() not in cases)
     if "usefixtures" in signature:
         used.extend(f for args in _USEFIXTURES.findall(signature) for f in _QUOTED.findall(args))
     given = _GIVEN_NAME.search(signature) if is_fixture else None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 
@@ -43,13 +44,14 @@ _DOTTED = rb"[A-Za-z_]\w*+(?:\s*+\.\s*+[A-Za-z_]\w*+)*+"
 _TIGHT = rb"[A-Za-z_][\w.]*+"  # a dotted name written without spaces
 _CALLED = rb"[ \t]*+\("
 _ANNOTATED = rb"[ \t]*+:[ \t]*+" + _TIGHT + rb"[ \t]*+(?:=(?!=)|(?=[,)]))"
-_BOUND = rb"[ \t]*+=(?!=)[ \t]*+(?:" + _TIGHT + rb"[ \t]*+\()?"
+_BOUND = rb"[ \t]*+=(?!=)[ \t]*+(?:(?!super[ \t]*+\()" + _TIGHT + rb"[ \t]*+\()?"
 # What no reference is made of, consumed inside the engine without a match (a match costs a
-# tuple): blanks and punctuation, a definition's own name, a name that is neither called,
-# dotted, annotated nor bound to a call, a comment, a string, a number, `.attr` after a call or
-# a subscript, a newline.
+# tuple): blanks and punctuation, a name that is not ASCII, a definition's own name, a name
+# that is neither called, dotted, annotated nor bound to a call, a comment, a string, a number,
+# `.attr` after a call or a subscript, a newline.
 _BORING = (
-    rb"[^A-Za-z_#\"'@\n\-.0-9]++"
+    rb"[^A-Za-z_#\"'@\n\-.0-9\x80-\xff]++"
+    rb"|[\x80-\xff][\w\x80-\xff]*+"  # (the rest of) a name that is not ASCII: not read
     rb"|def[ \t]++\w++|class[ \t]++\w++(?![ \t]*+\()"
     rb"|(?!(?:def|class|from|import)[ \t]|[fF][rR]?[\"']|[rR][fF][\"'])[a-z_]\w*+"
     rb"(?!" + _CALLED + rb"|\s*+\.\s*+[A-Za-z_]|" + _ANNOTATED + rb"|[ \t]*+=(?!=)[ \t]*+"
@@ -61,7 +63,9 @@ _BORING = (
     rb"|@(?![ \t]*+[A-Za-z_])"
     rb"|[\"']"
 )  # fmt: skip
-# Then one thing references are made of, or (at the end, or past a stray byte) nothing.
+# Then one thing references are made of, or (at the end, or past a stray byte) nothing (a
+# bracket's insides are bounded: text without its closing bracket is not scanned to its end
+# again at each opening).
 # findall gives one tuple per match: (other, called, bound, trailer, read, name). `other` is a
 # decorator (`@a.b`), a return annotation (`->T`), an import statement, an f-string, or a
 # class with its bases; `called` a name or chain that is called; `bound` one that is annotated
@@ -72,9 +76,10 @@ _SCAN = re.compile(
     rb"(?:" + _BORING + rb")*+(?:("
     rb"@[ \t]*+" + _DOTTED
     + rb"|->[ \t]*+" + _TIGHT
-    + rb"|(?:from[ \t]++[\w.]++[ \t]++)?+import[ \t](?:[^\n(\\#]++|\\\n|\([^)]*+\))*+"
+    + rb"|(?:from[ \t]++[\w.]++[ \t]++)?+import[ \t](?:[^\n(\\#]++|\\\n|\([^)]{0,8192}+\))*+"
     rb"|(?:[fF][rR]?|[rR][fF])(?:" + _STRING + rb")"
-    rb"|class[ \t]++\w++[ \t]*+\([^)]*+\)"
+    rb"|class[ \t]++\w++[ \t]*+\([^)]{0,4096}+\)"
+    rb"|super[ \t]*+\(\s*+\)\s*+\.\s*+\w++(?=[ \t]*+\()"
     rb")|(?:from|import)(?=[ \t])"
     rb"|(" + _DOTTED + rb")" + _CALLED
     + rb"|(" + _DOTTED + rb")(" + _ANNOTATED + rb"|" + _BOUND + rb")"
@@ -108,6 +113,8 @@ def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool =
     reader = _Reader(source, local_types)
     line, at = 1, 0
     for lo, hi, name, owner in segments(symbols, len(source)):
+        if hi - lo < _SHORT_RUN and source[lo:hi].isspace():
+            continue  # the blank between two methods
         line += source.count(b"\n", at, lo)
         at = lo
         hits = set(_SCAN.findall(source, lo, hi))
@@ -118,6 +125,9 @@ def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool =
     reader.imports.sort(key=_import_order)
     refs = reader.refs
     return FileRefs("", tuple(reader.imports), tuple([refs[key] for key in sorted(refs)]))
+
+
+_SHORT_RUN = 64
 
 
 def _import_order(i: Import) -> tuple[int, str, str, str]:
@@ -132,6 +142,7 @@ class _Reader:
         self.local_types = local_types
         self.refs: dict[tuple[str, str, int], Ref] = {}
         self.imports: list[Import] = []
+        self.texts: dict[bytes, str] = {}
         self.bare: list[tuple[int, int, str, Symbol | None, int, set[bytes]]] = []
 
     def run(self, lo: int, hi: int, name: str, owner: Symbol | None, first: int,
@@ -139,10 +150,11 @@ class _Reader:
         """The references of one run of a definition's bytes."""
         decorators: set[bytes] = set()
         types: set[bytes] = set()
-        others = [o for o in map(_OTHER, hits) if o]
-        if others:
-            self._others(others, hits, lo, hi, first, decorators, types)
         calls = set(map(_CALL_OF, hits))
+        others = list(filter(None, map(_OTHER, hits)))
+        if others:
+            self._others(others, hits, lo, hi, first, decorators, types, calls)
+            calls.update(map(_CALL_OF, hits))  # an f-string's fields
         reads = set(map(_READ_OF, hits))
         names = set(map(_NAME_OF, hits))
         names.discard(b"")
@@ -170,7 +182,11 @@ class _Reader:
             self.emit(name, lo, hi, first, types, _TYPE)
         if decorators:
             self.emit(name, lo, hi, first, decorators, _DECORATOR)
-        if owner is not None and lo == owner.start_byte:
+        if (
+            owner is not None
+            and lo == owner.start_byte
+            and (decorators or "test" in name or "usefixtures" in owner.signature)
+        ):
             self._pytest(name, owner, first, decorators)
         if b"request.getfixturevalue" in calls:
             found = _FIXTURE_VALUE.findall(self.source, lo, hi)
@@ -180,9 +196,11 @@ class _Reader:
              written: dict[bytes, bytes] | None = None) -> None:  # fmt: skip
         """A Ref of `name` to each target; its line is where it is first written in the run (as
         `written` says, if not as itself)."""
-        source, refs, ref_kind = self.source, self.refs, _KINDS[kind]
+        source, refs, ref_kind, texts = self.source, self.refs, _KINDS[kind], self.texts
         for target in targets:
-            text = target.decode("utf-8", "replace")
+            text = texts.get(target)
+            if text is None:  # one string per name, shared by every file's refs (interned)
+                text = texts[target] = sys.intern(target.decode("utf-8", "replace"))
             key = (name, text, kind)
             if key in refs:
                 continue
@@ -194,9 +212,9 @@ class _Reader:
             refs[key] = made  # type: ignore[assignment]
 
     def _others(self, others: list[bytes], hits: set[_Hit], lo: int, hi: int, first: int,
-                decorators: set[bytes], types: set[bytes]) -> None:  # fmt: skip
-        """Decorators, return annotations, base classes, imports; an f-string's fields, whose
-        tuples join `hits`."""
+                decorators: set[bytes], types: set[bytes], calls: set[bytes]) -> None:  # fmt: skip
+        """Decorators, return annotations, base classes, imports, `super().m(` (a call of
+        `super.m`); an f-string's fields, whose tuples join `hits`."""
         for other in others:
             head = other[:1]
             if head == b"@":
@@ -206,6 +224,8 @@ class _Reader:
             elif other[:5] == b"class":
                 bases = other.partition(b"(")[2].translate(None, _BLANKS)
                 types.update(b for b in _NAMES.findall(bases) if not b.startswith(b"metaclass"))
+            elif other[:5] == b"super":
+                calls.update((b"super", b"super." + other.rpartition(b".")[2].strip(_BLANKS)))
             elif other[:4] == b"from" or other[:6] == b"import":
                 at = self.source.find(other, lo, hi)
                 self.imports.extend(imports(other, first + self.source.count(b"\n", lo, at)))

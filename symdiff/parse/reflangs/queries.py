@@ -198,6 +198,8 @@ def _compiled(language: str) -> _Compiled | None:
         except QueryError:
             continue
         kept.append(pattern)
+    if not kept:
+        return None
     query = Query(grammar, "\n".join(kept))
     return _Compiled(query, {"call": RefKind.CALL, "member": RefKind.CALL, "type": RefKind.TYPE})
 
