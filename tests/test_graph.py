@@ -453,3 +453,14 @@ def test_a_name_edge_never_crosses_languages() -> None:
     ])
     found = graph.impact([Changed("lib/a.py", "render_page", "modified")], depth=1)
     assert {(c.path, c.name, c.confidence) for c in found.callers} == {("lib/b.py", "show", "name")}
+
+
+def test_super_calls_reach_the_base_method() -> None:
+    files = [
+        facts("m/base.py", "class Base:\n    def save(self):\n        pass\n"),
+        facts("m/sub.py", "class Sub(Base):\n    def save(self):\n        super().save()\n",
+              [("Base", "m.base", "Base")],
+              [("Sub", "Base", TYPE), ("Sub.save", "super.save", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("m/base.py", "Base.save", "modified")])
+    assert [(c.name, c.confidence) for c in impact.callers] == [("Sub.save", "resolved")]
