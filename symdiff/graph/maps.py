@@ -67,13 +67,14 @@ class Memo:
         self.resolved: dict[str, tuple[Node, ...]] = {}
         self.is_test: dict[Node, bool] = {}
         self.stored: dict[Node, tuple[frozenset[str], frozenset[str]]] = {}
+        self.goes: dict[Node, int] = {}  # walk._way
         self.bindings: dict[str, dict[str, list[str]]] = {}
 
     def clear(self) -> None:
         """Forget everything."""
         tables = (self.module_keys, self.definition_keys, self.reach_keys, self.subclasses,
                   self.bases, self.tests, self.resolved, self.bindings, self.is_test,
-                  self.stored)  # fmt: skip
+                  self.stored, self.goes)  # fmt: skip
         for table in tables:
             table.clear()
 

@@ -81,18 +81,11 @@ def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
     past a class whose body uses `before` only as a base, a decorator or a call (that runs when
     the module is imported, not when the class's users use it; a value stored in the class,
     `generator_class = CodeGenerator`, is used later) unless the policy says so."""
-    if is_test(edges.ix, node):
-        return False
-    if edges.policy.expand_classes:
-        return True
-    entry = edges.ix.files.get(node[0])
-    symbol = entry.symbols.get(node[1]) if entry is not None else None
-    if entry is None or symbol is None or symbol.kind not in CLASS_KINDS:
-        return True
-    # A class made inside a function: its body runs when that function runs.
-    parent = entry.symbols.get(symbol.parent) if symbol.parent else None
-    if parent is not None and parent.kind not in CLASS_KINDS:
-        return True
+    way = edges.ix.memo.goes.get(node)
+    if way is None:
+        way = edges.ix.memo.goes[node] = _way(edges, node)
+    if way != CLASS_BODY:
+        return way == GO
     stored_names, stored_keys = _stored(edges.ix, node)
     if not stored_names:
         return False
@@ -106,6 +99,24 @@ def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
         last_name(owner) in stored_names
         or not stored_keys.isdisjoint(definition_keys(edges.ix, before[0], owner))
     )
+
+
+STOP, GO, CLASS_BODY = 0, 1, 2
+
+
+def _way(edges: Edges, node: Node) -> int:
+    """Whether the walk stops at a node, goes on, or asks what reached its class body."""
+    if is_test(edges.ix, node):
+        return STOP
+    if edges.policy.expand_classes:
+        return GO
+    entry = edges.ix.files.get(node[0])
+    symbol = entry.symbols.get(node[1]) if entry is not None else None
+    if entry is None or symbol is None or symbol.kind not in CLASS_KINDS:
+        return GO
+    # A class made inside a function: its body runs when that function runs.
+    parent = entry.symbols.get(symbol.parent) if symbol.parent else None
+    return GO if parent is not None and parent.kind not in CLASS_KINDS else CLASS_BODY
 
 
 def _stored(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
@@ -165,11 +176,23 @@ def impact(
         entry = ix.files.get(node[0])
         if entry is None or not entry.test_scope:
             continue
-        confidence = walk.rank[node]
-        for test, extra in _tests_at(ix, node, policy, confidence == resolved):
-            tested |= walk.starts[node]
-            _keep_test(tests, test, level + extra, node[1] if extra else walk.via[node],
-                       CONFIDENCE[confidence])  # fmt: skip
+        rank = walk.rank[node]
+        itself = is_test(ix, node)
+        if not itself and policy.expand_needs_resolved and rank != resolved:
+            continue
+        found = tests_of(ix, node, policy)
+        if not itself:
+            found += tuple(fixture_scope_tests(ix, node))
+        if not found:
+            continue
+        tested |= walk.starts[node]
+        at, via, confidence = (level, walk.via[node], CONFIDENCE[rank]) if itself else (
+            level + 1, node[1], CONFIDENCE[rank])
+        for test in found:
+            seen = tests.get(test.node_id)
+            if seen is None or (at, -rank) < (seen.depth, -RANK[seen.confidence]):
+                tests[test.node_id] = TestHit(test.path, test.name, test.node_id, at, via,
+                                              confidence)  # fmt: skip
     for bit, change in enumerate(changed):
         if tested & (1 << bit) or _reaches_a_test(edges, starts[bit]):
             continue
