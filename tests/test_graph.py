@@ -116,9 +116,9 @@ def test_inheritance_constructors_and_dunders() -> None:
     ]  # fmt: skip
     graph = Graph(files)
     helper = graph.impact([Changed("m/base.py", "Base.helper", "modified")])
-    # nothing names Sub.run: whoever uses Sub reaches it (by name)
+    # nothing names Sub.run: whoever uses Sub reaches it for the tests, but calls nothing
     assert [(c.name, c.depth, c.confidence) for c in helper.callers] == [
-        ("Sub.run", 1, "resolved"), ("build", 2, "name")]
+        ("Sub.run", 1, "resolved")]
     init = graph.impact([Changed("m/base.py", "Base.__init__", "modified")])
     # Sub() runs Base.__init__; the class Sub names Base as its base
     assert {c.name for c in init.callers} == {"build", "compare", "Sub"}
@@ -453,3 +453,14 @@ def test_a_name_edge_never_crosses_languages() -> None:
     ])
     found = graph.impact([Changed("lib/a.py", "render_page", "modified")], depth=1)
     assert {(c.path, c.name, c.confidence) for c in found.callers} == {("lib/b.py", "show", "name")}
+
+
+def test_super_calls_reach_the_base_method() -> None:
+    files = [
+        facts("m/base.py", "class Base:\n    def save(self):\n        pass\n"),
+        facts("m/sub.py", "class Sub(Base):\n    def save(self):\n        super().save()\n",
+              [("Base", "m.base", "Base")],
+              [("Sub", "Base", TYPE), ("Sub.save", "super.save", CALL)]),
+    ]  # fmt: skip
+    impact = Graph(files).impact([Changed("m/base.py", "Base.save", "modified")])
+    assert [(c.name, c.confidence) for c in impact.callers] == [("Sub.save", "resolved")]

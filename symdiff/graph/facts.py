@@ -56,6 +56,17 @@ class TestHit:
 
 
 @dataclass(frozen=True, slots=True)
+class TestId:
+    """One test as the walk finds it, before its depth and confidence are known."""
+
+    __test__ = False
+
+    path: str
+    name: str  # Symbol.name, "" for a JS/TS test file
+    node_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Impact:
     """The callers and the tests that a set of changed symbols reaches."""
 

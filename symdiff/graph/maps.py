@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from symdiff.graph.facts import FileFacts
+from symdiff.graph.facts import FileFacts, TestId
 from symdiff.graph.keys import Compiled, compile_file
 from symdiff.graph.keys.python import module_names
 from symdiff.model import Scope, Symbol
@@ -63,15 +63,18 @@ class Memo:
         self.reach_keys: dict[Node, frozenset[str]] = {}
         self.subclasses: dict[Node, tuple[Node, ...]] = {}
         self.bases: dict[Node, tuple[Node, ...]] = {}
-        self.tests: dict[Node, tuple[tuple[str, str, str], ...]] = {}
+        self.tests: dict[Node, tuple[TestId, ...]] = {}
         self.resolved: dict[str, tuple[Node, ...]] = {}
         self.is_test: dict[Node, bool] = {}
+        self.stored: dict[Node, tuple[frozenset[str], frozenset[str]]] = {}
+        self.goes: dict[Node, int] = {}  # walk._way
         self.bindings: dict[str, dict[str, list[str]]] = {}
 
     def clear(self) -> None:
         """Forget everything."""
         tables = (self.module_keys, self.definition_keys, self.reach_keys, self.subclasses,
-                  self.bases, self.tests, self.resolved, self.bindings, self.is_test)  # fmt: skip
+                  self.bases, self.tests, self.resolved, self.bindings, self.is_test,
+                  self.stored, self.goes)  # fmt: skip
         for table in tables:
             table.clear()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import posixpath
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from symdiff.graph.edges import definition_keys, subclasses
+from symdiff.graph.facts import TestId
 from symdiff.graph.keys import JS
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Entry, Index, Node
@@ -20,17 +20,6 @@ LIFECYCLE = frozenset({
     "setup", "teardown", "_pre_setup", "_post_teardown", "__init__",
 })  # fmt: skip
 FUNCTION_KINDS = frozenset({"function", "method", "async_function", "async_method"})
-
-
-@dataclass(frozen=True, slots=True)
-class TestId:
-    """One test, as the walk reports it."""
-
-    __test__ = False
-
-    path: str
-    name: str  # Symbol.name, "" for a JS/TS test file
-    node_id: str
 
 
 def _python_test(entry: Entry, name: str) -> bool:
@@ -86,14 +75,12 @@ def _go_test(path: str, name: str) -> bool:
     return path.endswith("_test.go") and qual.startswith("Test") and "." not in qual
 
 
-def tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:
+def tests_of(ix: Index, node: Node, policy: Policy) -> tuple[TestId, ...]:
     """The tests a reached node is, or runs before: a test, a test class, a setUp."""
     found = ix.memo.tests.get(node)
     if found is None:
-        found = ix.memo.tests[node] = tuple(
-            (t.path, t.name, t.node_id) for t in _tests_of(ix, node, policy)
-        )
-    return [TestId(*t) for t in found]
+        found = ix.memo.tests[node] = tuple(_tests_of(ix, node, policy))
+    return found
 
 
 def _tests_of(ix: Index, node: Node, policy: Policy) -> list[TestId]:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import posixpath
 
-from symdiff.graph.edges import NAME, RANK, RESOLVED, definition_keys, reach_keys, subclasses
+from symdiff.graph.edges import (
+    INFERRED,
+    NAME,
+    RANK,
+    RESOLVED,
+    definition_keys,
+    reach_keys,
+    subclasses,
+)
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.keys.python import module_names
 from symdiff.graph.maps import Index, Node, last_name
@@ -107,7 +115,7 @@ class Edges:
         known = set(entry.symbols)
         if path.endswith("__init__.py"):
             known.update(i.local for i in entry.facts.refs.imports)
-        named = RANK[NAME]
+        named = INFERRED
         out: Users = {}
         for module in module_names(path, ix.init_dirs):
             for attribute, user_path, source in ix.module_attrs.get(module, ()):
@@ -126,7 +134,7 @@ class Edges:
         symbol = entry.symbols.get(owner) if entry is not None and owner else None
         if symbol is None or symbol.kind not in CLASS_KINDS:
             return
-        named = RANK[NAME]
+        named = INFERRED
         for p, c in ((node[0], owner), *subclasses(ix, node[0], owner, self.policy)):
             for key in definition_keys(ix, p, c):
                 self._by_key.setdefault(key[max(key.rfind("."), key.rfind(":")) + 1 :],

@@ -5,16 +5,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from symdiff.graph.edges import MENTION, NAME, RANK, RESOLVED, definition_keys, reach_keys
-from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
+from symdiff.graph.edges import (
+    INFERRED,
+    MENTION,
+    NAME,
+    RANK,
+    RESOLVED,
+    definition_keys,
+    reach_keys,
+)
+from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
-from symdiff.graph.testing import TestId, fixture_scope_tests, is_test, run_commands, tests_of
+from symdiff.graph.testing import fixture_scope_tests, is_test, run_commands, tests_of
 from symdiff.graph.users import Edges
 from symdiff.parse.refs import RefKind
 
-CONFIDENCE = {rank: name for name, rank in RANK.items()}
+CONFIDENCE = {rank: name for name, rank in RANK.items()} | {INFERRED: NAME}
 FALLBACK_BUDGET = 5_000  # nodes the per-start check for a test may visit
 
 
@@ -73,29 +81,53 @@ def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
     past a class whose body uses `before` only as a base, a decorator or a call (that runs when
     the module is imported, not when the class's users use it; a value stored in the class,
     `generator_class = CodeGenerator`, is used later) unless the policy says so."""
-    if is_test(edges.ix, node):
+    way = edges.ix.memo.goes.get(node)
+    if way is None:
+        way = edges.ix.memo.goes[node] = _way(edges, node)
+    if way != CLASS_BODY:
+        return way == GO
+    stored_names, stored_keys = _stored(edges.ix, node)
+    if not stored_names:
         return False
-    if edges.policy.expand_classes:
+    # What `before` may have been reached as: itself, or (a dead-end method) its class.
+    if last_name(before[1]) in stored_names or not stored_keys.isdisjoint(
+        reach_keys(edges.ix, before[0], before[1], edges.policy)
+    ):
         return True
+    owner = before[1].rpartition(".")[0]
+    return bool(owner) and (
+        last_name(owner) in stored_names
+        or not stored_keys.isdisjoint(definition_keys(edges.ix, before[0], owner))
+    )
+
+
+STOP, GO, CLASS_BODY = 0, 1, 2
+
+
+def _way(edges: Edges, node: Node) -> int:
+    """Whether the walk stops at a node, goes on, or asks what reached its class body."""
+    if is_test(edges.ix, node):
+        return STOP
+    if edges.policy.expand_classes:
+        return GO
     entry = edges.ix.files.get(node[0])
     symbol = entry.symbols.get(node[1]) if entry is not None else None
     if entry is None or symbol is None or symbol.kind not in CLASS_KINDS:
-        return True
+        return GO
     # A class made inside a function: its body runs when that function runs.
     parent = entry.symbols.get(symbol.parent) if symbol.parent else None
-    if parent is not None and parent.kind not in CLASS_KINDS:
-        return True
-    # What `before` may have been reached as: itself, or (a dead-end method) its class.
-    keys = set(reach_keys(edges.ix, before[0], before[1], edges.policy))
-    names = {last_name(before[1])}
-    owner = before[1].rpartition(".")[0]
-    if owner:
-        keys |= definition_keys(edges.ix, before[0], owner)
-        names.add(last_name(owner))
-    return any(
-        use.source == node[1] and use.kind in STORED and (use.last in names or keys & set(use.keys))
-        for use in entry.compiled.uses
-    )
+    return GO if parent is not None and parent.kind not in CLASS_KINDS else CLASS_BODY
+
+
+def _stored(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
+    """The names and keys a class's body stores as values (`generator = CodeGenerator`)."""
+    found = ix.memo.stored.get(node)
+    if found is None:
+        entry = ix.files[node[0]]
+        uses = [u for u in entry.compiled.uses if u.source == node[1] and u.kind in STORED]
+        found = ix.memo.stored[node] = (
+            frozenset(u.last for u in uses), frozenset(k for u in uses for k in u.keys))
+    return found
 
 
 STORED = frozenset({RefKind.NAME, RefKind.ATTR})
@@ -139,16 +171,28 @@ def impact(
     start_set = set(starts)
     resolved = RANK[RESOLVED]
     for node, level in walk.depth.items():
-        if 0 < level <= depth and node not in start_set:
+        if 0 < level <= depth and node not in start_set and walk.rank[node] != INFERRED:
             callers.append((node, level))
         entry = ix.files.get(node[0])
         if entry is None or not entry.test_scope:
             continue
-        confidence = walk.rank[node]
-        for test, extra in _tests_at(ix, node, policy, confidence == resolved):
-            tested |= walk.starts[node]
-            _keep_test(tests, test, level + extra, node[1] if extra else walk.via[node],
-                       CONFIDENCE[confidence])  # fmt: skip
+        rank = walk.rank[node]
+        itself = is_test(ix, node)
+        if not itself and policy.expand_needs_resolved and rank != resolved:
+            continue
+        found = tests_of(ix, node, policy)
+        if not itself:
+            found += tuple(fixture_scope_tests(ix, node))
+        if not found:
+            continue
+        tested |= walk.starts[node]
+        at, via, confidence = (level, walk.via[node], CONFIDENCE[rank]) if itself else (
+            level + 1, node[1], CONFIDENCE[rank])
+        for test in found:
+            seen = tests.get(test.node_id)
+            if seen is None or (at, -rank) < (seen.depth, -RANK[seen.confidence]):
+                tests[test.node_id] = TestHit(test.path, test.name, test.node_id, at, via,
+                                              confidence)  # fmt: skip
     for bit, change in enumerate(changed):
         if tested & (1 << bit) or _reaches_a_test(edges, starts[bit]):
             continue
@@ -189,7 +233,7 @@ def _keep_test(
 
 def _mentions(ix: Index, change: Changed) -> list[TestId]:
     """The tests that name a changed symbol's last name part anywhere in their code."""
-    out = []
+    out: list[TestId] = []
     for path, source in ix.mentions.get(last_name(change.name), ()):
         node = (path, source)
         if is_test(ix, node):
