@@ -14,6 +14,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from symdiff.config import Settings
@@ -67,23 +68,44 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
     """Extract and store the symbols and references of these files' blobs, CHUNK at a time,
     through the shared parse pool (workers when the chunk is worth it); returns them. A blob
     whose text the store does not hold (only its hash: binary or over the size cap) is left
-    out of the index."""
+    out of the index.
+
+    While the workers parse one chunk, a thread of this call stores the one before and reads
+    the texts of the next from the store: this process's own work hides behind theirs."""
     from symdiff.parse.pool import shared
 
     pool = shared()
     out: dict[Key, Facts] = {}
     todo = sorted({key for _, key in files})
-    for start in range(0, len(todo), CHUNK):
-        chunk = todo[start : start + CHUNK]
-        texts = [(key, store.get_blob(key[1])) for key in chunk]
-        wanted = [(key, text) for key, text in texts if text is not None]
-        found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
-            wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
-        store.keep_facts(version, found)
-        out.update(found)
-        if progress is not None:
-            progress(min(start + CHUNK, len(todo)), len(todo))
+    chunks = [todo[start : start + CHUNK] for start in range(0, len(todo), CHUNK)]
+    if not chunks:
+        return out
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="symdiff-refindex-io") as io:
+        texts = io.submit(_texts, store, chunks[0])
+        kept: Future[int] | None = None
+        done = 0
+        for n, chunk in enumerate(chunks):
+            wanted = texts.result()
+            if n + 1 < len(chunks):
+                texts = io.submit(_texts, store, chunks[n + 1])
+            found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
+                wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
+            if kept is not None:
+                kept.result()  # its errors surface here, in order
+            kept = io.submit(store.keep_facts, version, found)
+            out.update(found)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, len(todo))
+        if kept is not None:
+            kept.result()
     return out
+
+
+def _texts(store: Store, keys: Sequence[Key]) -> list[tuple[Key, bytes]]:
+    """The stored texts of these blobs (those kept by hash only left out)."""
+    found = [(key, store.get_blob(key[1])) for key in keys]
+    return [(key, text) for key, text in found if text is not None]
 
 
 def current(settings: Settings, store: Store, workspace_id: int) -> Graph:
