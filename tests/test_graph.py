@@ -464,3 +464,17 @@ def test_super_calls_reach_the_base_method() -> None:
     ]  # fmt: skip
     impact = Graph(files).impact([Changed("m/base.py", "Base.save", "modified")])
     assert [(c.name, c.confidence) for c in impact.callers] == [("Sub.save", "resolved")]
+
+
+def test_go_tests_of_the_same_name_in_two_packages() -> None:
+    files = [
+        facts("lib/l.go", "package lib\nfunc Do() {}\n", language="go", package="lib"),
+        *(facts(f"{p}/x_test.go", f"package {p}\nfunc TestDo(t *testing.T) {{}}\n",
+                [("lib", "example.com/m/lib", "")], [(f"{p}.TestDo", "lib.Do", CALL)],
+                language="go", package=p) for p in ("a", "b")),
+    ]  # fmt: skip
+    impact = Graph(files, go_modules={"": "example.com/m"}).impact(
+        [Changed("lib/l.go", "lib.Do", "modified")])
+    assert [(t.path, t.node_id) for t in impact.tests] == [
+        ("a/x_test.go", "TestDo"), ("b/x_test.go", "TestDo")]
+    assert impact.run == {"go": "go test -run '^(TestDo)$' ./a && go test -run '^(TestDo)$' ./b"}

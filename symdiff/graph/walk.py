@@ -166,7 +166,7 @@ def impact(
     edges.fresh()
     walk = _walk(edges, starts)
     callers: list[tuple[Node, int]] = []
-    tests: dict[str, TestHit] = {}
+    tests: dict[tuple[str, str], TestHit] = {}  # (path, node id): Go's ids are bare names
     tested = 0  # the starts some test reaches
     start_set = set(starts)
     resolved = RANK[RESOLVED]
@@ -189,10 +189,10 @@ def impact(
         at, via, confidence = (level, walk.via[node], CONFIDENCE[rank]) if itself else (
             level + 1, node[1], CONFIDENCE[rank])
         for test in found:
-            seen = tests.get(test.node_id)
+            seen = tests.get((test.path, test.node_id))
             if seen is None or (at, -rank) < (seen.depth, -RANK[seen.confidence]):
-                tests[test.node_id] = TestHit(test.path, test.name, test.node_id, at, via,
-                                              confidence)  # fmt: skip
+                tests[test.path, test.node_id] = TestHit(
+                    test.path, test.name, test.node_id, at, via, confidence)
     for bit, change in enumerate(changed):
         if tested & (1 << bit) or _reaches_a_test(edges, starts[bit]):
             continue
@@ -224,11 +224,12 @@ def _tests_at(ix: Index, node: Node, policy: Policy, resolved: bool) -> list[tup
 
 
 def _keep_test(
-    table: dict[str, TestHit], test: TestId, depth: int, via: str, confidence: str
+    table: dict[tuple[str, str], TestHit], test: TestId, depth: int, via: str, confidence: str
 ) -> None:
-    seen = table.get(test.node_id)
+    seen = table.get((test.path, test.node_id))
     if seen is None or (depth, -RANK[confidence]) < (seen.depth, -RANK[seen.confidence]):
-        table[test.node_id] = TestHit(test.path, test.name, test.node_id, depth, via, confidence)
+        table[test.path, test.node_id] = TestHit(test.path, test.name, test.node_id, depth, via,
+                                                 confidence)  # fmt: skip
 
 
 def _mentions(ix: Index, change: Changed) -> list[TestId]:
