@@ -145,6 +145,7 @@ def _refresh(store: Store, version: str, held: _Held, states: Mapping[str, FileS
     lacking = [(path, key) for path, key in changed.items() if key not in found]
     if lacking:
         found.update(build(store, version, lacking))
+    updates = []
     for path, key in sorted(changed.items()):
         facts = found.get(key)
         if facts is None:
@@ -153,8 +154,9 @@ def _refresh(store: Store, version: str, held: _Held, states: Mapping[str, FileS
                 del held.blobs[path]
             continue
         symbols, refs = facts
-        held.graph.update(FileFacts(path, key[0], symbols, refs))
+        updates.append(FileFacts(path, key[0], symbols, refs))
         held.blobs[path] = key[1]
+    held.graph.update_all(updates)
 
 
 def _rebuilt(held: _Held, store: Store, modules: Mapping[str, str]) -> Graph:
