@@ -170,6 +170,8 @@ def test_the_daemon_keeps_the_index_current(tmp_path: Path) -> None:
         status = wait_until(lambda: (found := api.status(settings))["refindex"] is not None
                             and found["refindex"]["state"] == "built" and found, timeout=60)
         assert status["refindex"] == {"state": "built", "done": 6, "total": 6}
+        shown = symdiff_cli("status", str(root))
+        assert "reference index built (6 files extracted at start)" in shown.stdout, shown
         (root / "tests" / "test_new.py").write_text(
             "from pkg.core import helper\n\n\ndef test_new():\n    assert helper(1) == 2\n")
         d.wait_until(lambda s: s.changes >= 1, 30)
