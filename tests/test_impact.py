@@ -276,3 +276,18 @@ def test_retention_drops_the_references_of_replaced_versions(tmp_path: Path) -> 
         # the old version's symbols stay (a record names its blob); its references go
         assert store.load_facts(version, [("python", old)]) == {}
         assert set(store.load_facts(version, [("python", new)])) == {("python", new)}
+
+
+def test_a_store_that_refuses_the_cache_still_answers(tmp_path: Path,
+                                                      caplog: Any) -> None:
+    """The index's facts are a cache: a read-only store costs a warning, not the answer."""
+    from symdiff.store import Store
+
+    root = _project(tmp_path / "p")
+    settings = make_settings(root)
+    api.index(settings)
+    forget()
+    with Store(settings.db_url, read_only=True) as store:
+        found = api.impact(settings, symbols=["Thing.grow"], store=store)
+    assert [t["node_id"] for t in found["tests"]] == ["tests/test_api.py::TestMake::test_make"]
+    assert "cannot store the reference index's facts" in caplog.text

@@ -18,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from symdiff.config import Settings
+from symdiff.errors import StoreError
 from symdiff.graph import FileFacts, Graph, parse_gomod
 from symdiff.model import Symbol
 from symdiff.parse.languages import family_module, language_for
@@ -92,7 +93,7 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
                 wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
             if kept is not None:
                 kept.result()  # its errors surface here, in order
-            kept = io.submit(store.keep_facts, version, found)
+            kept = io.submit(_keep, store, version, found)
             out.update(found)
             done += len(chunk)
             if progress is not None:
@@ -100,6 +101,16 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
         if kept is not None:
             kept.result()
     return out
+
+
+def _keep(store: Store, version: str, found: Mapping[Key, Facts]) -> int:
+    """Store what was extracted: a cache, so a store that refuses (read-only, full) costs a
+    warning and the next call's parse, never the answer."""
+    try:
+        return store.keep_facts(version, found)
+    except StoreError as exc:
+        log.warning("cannot store the reference index's facts: %s", exc)
+        return 0
 
 
 def _texts(store: Store, keys: Sequence[Key]) -> list[tuple[Key, bytes]]:
