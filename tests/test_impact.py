@@ -95,6 +95,17 @@ FILES = {
         "def test_thing(thing):\n"
         "    assert thing.n == 5\n"
     ),
+    "tests/test_helper.py": (
+        "from pkg.core import helper\n"
+        "\n"
+        "\n"
+        "def test_one():\n"
+        "    assert helper(0) == 1\n"
+        "\n"
+        "\n"
+        "def test_two():\n"
+        "    assert helper(1) == 2\n"
+    ),
 }
 
 
@@ -143,7 +154,12 @@ def test_given_names_reach_callers_and_tests_and_pytest_runs_them(tmp_path: Path
             ("pkg/api.py", "make", 2), ("tests/test_api.py", "test_run", 2)} <= callers
     assert not any(name == "unrelated" for _, name, _ in callers)
     nodes = sorted(t["node_id"] for t in found["tests"])
-    assert nodes == ["tests/test_api.py::TestMake::test_make", "tests/test_api.py::test_run"]
+    assert nodes == ["tests/test_api.py::TestMake::test_make", "tests/test_api.py::test_run",
+                     "tests/test_helper.py::test_one", "tests/test_helper.py::test_two"]
+    # a file whose every test is selected is named by its path
+    assert shlex.split(found["run"]["pytest"])[1:] == [
+        "tests/test_api.py::TestMake::test_make", "tests/test_api.py::test_run",
+        "tests/test_helper.py"]
     assert _pytest_runs(root, found["run"]["pytest"]) == nodes
     # depth 1: only the direct callers
     assert {d for _, _, d in _callers(api.impact(settings, symbols=["helper"], depth=1))} == {1}
@@ -169,9 +185,9 @@ def test_the_daemon_keeps_the_index_current(tmp_path: Path) -> None:
     with daemon_thread(settings) as d:
         status = wait_until(lambda: (found := api.status(settings))["refindex"] is not None
                             and found["refindex"]["state"] == "built" and found, timeout=60)
-        assert status["refindex"] == {"state": "built", "done": 6, "total": 6}
+        assert status["refindex"] == {"state": "built", "done": 7, "total": 7}
         shown = symdiff_cli("status", str(root))
-        assert "reference index built (6 files extracted at start)" in shown.stdout, shown
+        assert "reference index built (7 files extracted at start)" in shown.stdout, shown
         (root / "tests" / "test_new.py").write_text(
             "from pkg.core import helper\n\n\ndef test_new():\n    assert helper(1) == 2\n")
         d.wait_until(lambda s: s.changes >= 1, 30)
@@ -246,7 +262,8 @@ def test_the_mcp_tool_over_stdio_and_diff_include_impact_over_http(tmp_path: Pat
         assert impact["changed"] == [{"name": "helper", "path": "pkg/core.py",
                                       "change_type": "modified"}]
         assert sorted(t["node_id"] for t in impact["tests"]) == [
-            "tests/test_api.py::TestMake::test_make", "tests/test_api.py::test_run"]
+            "tests/test_api.py::TestMake::test_make", "tests/test_api.py::test_run",
+            "tests/test_helper.py::test_one", "tests/test_helper.py::test_two"]
 
     with http_server(["--root", str(root)], tmp_path) as served:
         run_http(served.url, with_diff)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from symdiff.graph.edges import definition_keys, subclasses
 from symdiff.graph.facts import TestId
@@ -166,8 +166,33 @@ def fixture_scope_tests(ix: Index, node: Node) -> list[TestId]:
     return out
 
 
-def run_commands(tests: Iterable[TestId], languages: Mapping[str, str]) -> dict[str, str]:
-    """The commands that run the tests: pytest node ids, `go test -run` per package, JS files."""
+def file_tests(ix: Index, path: str, policy: Policy) -> set[str]:
+    """The pytest node ids of every test a Python test file defines, as the index knows them."""
+    entry = ix.files.get(path)
+    if entry is None:
+        return set()
+    return {t.node_id for name in entry.symbols if _python_test(entry, name)
+            for t in tests_of(ix, (path, name), policy) if t.path == path}  # fmt: skip
+
+
+def _whole_files(ids: set[str], whole: Callable[[str], set[str]]) -> list[str]:
+    """The ids, a file's replaced by its path where they are all of its tests."""
+    by_file: dict[str, set[str]] = {}
+    for node_id in ids:
+        by_file.setdefault(node_id.partition("::")[0], set()).add(node_id)
+    out: list[str] = []
+    for path, chosen in sorted(by_file.items()):
+        every = whole(path)
+        out.extend([path] if len(chosen) > 1 and every and every <= chosen else sorted(chosen))
+    return out
+
+
+def run_commands(tests: Iterable[TestId], languages: Mapping[str, str],
+                 whole: Callable[[str], set[str]] | None = None) -> dict[str, str]:  # fmt: skip
+    """The commands that run the tests: pytest node ids, `go test -run` per package, JS files.
+
+    `whole(path)`: every pytest id of a test file; a file whose every test is selected is
+    named by its path alone, so that a wide selection stays a command a shell takes."""
     pytest_ids: set[str] = set()
     go: dict[str, set[str]] = {}
     files: set[str] = set()
@@ -181,7 +206,8 @@ def run_commands(tests: Iterable[TestId], languages: Mapping[str, str]) -> dict[
             files.add(test.path)
     run: dict[str, str] = {}
     if pytest_ids:
-        run["pytest"] = "pytest " + " ".join(shlex.quote(i) for i in sorted(pytest_ids))
+        words = _whole_files(pytest_ids, whole) if whole is not None else sorted(pytest_ids)
+        run["pytest"] = "pytest " + " ".join(shlex.quote(i) for i in words)
     if go:
         run["go"] = " && ".join(
             f"go test -run {shlex.quote('^(' + '|'.join(sorted(names)) + ')$')} "

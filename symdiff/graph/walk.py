@@ -18,7 +18,13 @@ from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
 from symdiff.graph.policy import Policy
-from symdiff.graph.testing import fixture_scope_tests, is_test, run_commands, tests_of
+from symdiff.graph.testing import (
+    file_tests,
+    fixture_scope_tests,
+    is_test,
+    run_commands,
+    tests_of,
+)
 from symdiff.graph.users import Edges
 from symdiff.parse.refs import RefKind
 
@@ -205,6 +211,7 @@ def impact(
         run=run_commands(
             (TestId(t.path, t.name, t.node_id) for t in tests.values()),
             {t.path: ix.files[t.path].facts.language for t in tests.values()},
+            lambda path: file_tests(ix, path, policy),
         ),
     )
 
