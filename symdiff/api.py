@@ -211,16 +211,22 @@ def diff(
 
 def impact(settings: Settings, *, since: object = None, against: object = None,
            session: object = None, turn: object = None, symbols: object = (),
-           depth: object = 2, store: Store | None = None) -> dict[str, object]:  # fmt: skip
+           depth: object = 2, store: Store | None = None,
+           refresh_first: bool = False) -> dict[str, object]:  # fmt: skip
     """The callers and the tests that changed symbols reach (`symdiff.impact.query`, which
     documents it): changed symbols from a `since` window, the work tree `against` a revision,
     an agent `session` (and `turn`), or the given `symbols` names; callers to `depth`.
-    Returns `{"changed", "callers", "tests", "run"}` (docs/impact.md)."""
-    from symdiff.impact.query import ImpactQuery
+    Returns `{"changed", "callers", "tests", "run"}` (docs/impact.md). `refresh_first`: check
+    the arguments, then record what changed since the workspace was last indexed unless a
+    daemon watches it (`refresh`), so that the index and the changes are the tree's now."""
+    from symdiff.impact.query import ImpactQuery, check
     from symdiff.impact.query import impact as run
 
     query = ImpactQuery(since=since, against=against, session=session, turn=turn,
                         symbols=symbols, depth=depth)  # fmt: skip
+    if refresh_first:
+        check(query)  # bad arguments stop before a refresh writes anything
+        refresh(settings)
     return run(settings, query, store=store)
 
 

@@ -228,6 +228,14 @@ def test_an_agent_turn_reaches_its_tests_by_the_cli(tmp_path: Path) -> None:
     assert found["changed"] == [{"name": "run", "path": "pkg/api.py", "change_type": "modified"}]
     assert [t["node_id"] for t in found["tests"]] == ["tests/test_api.py::test_run"]
     assert _pytest_runs(root, found["run"]["pytest"]) == ["tests/test_api.py::test_run"]
+    # a person's edit that nothing recorded yet: --refresh records it first
+    _edit(root, "pkg/core.py", "    return helper(self.n)", "    return helper(self.n) + 0")
+    stale = symdiff_cli("impact", "--root", str(root), "--since", "1h", "--json")
+    assert "Thing.grow" not in {c["name"] for c in json.loads(stale.stdout)["changed"]}
+    fresh = symdiff_cli("impact", "--root", str(root), "--since", "1h", "--refresh", "--json")
+    assert fresh.returncode == 0, fresh.stderr
+    assert {"name": "Thing.grow", "path": "pkg/core.py", "change_type": "modified"} in json.loads(
+        fresh.stdout)["changed"]
     text = symdiff_cli("impact", "--root", str(root), "helper")
     assert text.returncode == 0, text.stderr
     assert "tests/test_api.py::test_run" in text.stdout and "run (pytest): pytest " in text.stdout

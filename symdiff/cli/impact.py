@@ -25,15 +25,19 @@ from symdiff.errors import SymdiffError
 @click.option("--root", type=click.Path(file_okay=False, exists=True), default=None,
               help="The workspace (default: the one at or above the current directory).")
 @db_option
+@click.option("--refresh", is_flag=True,
+              help="Record what changed since the last index first, unless a daemon watches.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 def impact_cmd(symbols: tuple[str, ...], since: str | None, against: str | None,
                session: str | None, turn: int | None, depth: int, root: str | None,
-               db: str | None, as_json: bool) -> None:  # fmt: skip
+               db: str | None, refresh: bool, as_json: bool) -> None:  # fmt: skip
     """The callers and the tests that changed symbols reach.
 
     The changed symbols are those of --since, --against, --session [--turn], or the SYMBOLS
     given ('Name', 'Class.method', 'path/to/file.py:Name'); with none of them, the last 24h.
     Callers are listed to --depth hops; tests at any depth, with the command that runs them.
+    The index is the tree as last recorded: a daemon keeps it current; without one, --refresh
+    records what changed first (as `symdiff changes --refresh`).
     """
     from symdiff.api import impact
     from symdiff.cli.common import fail
@@ -41,7 +45,7 @@ def impact_cmd(symbols: tuple[str, ...], since: str | None, against: str | None,
     try:
         settings = Settings.resolve(root, db=db, nearest=True)
         found = impact(settings, since=since, against=against, session=session, turn=turn,
-                       symbols=symbols, depth=depth)  # fmt: skip
+                       symbols=symbols, depth=depth, refresh_first=refresh)  # fmt: skip
     except SymdiffError as err:
         fail(err)
     if as_json:
