@@ -29,6 +29,8 @@ from mcp_servers import index as serve_index
 
 from symdiff import api
 from symdiff.impact.index import forget
+from symdiff.parse.extract import extract_with_refs
+from symdiff.parse.version import extractor_version
 
 FILES = {
     "pkg/__init__.py": "",
@@ -186,6 +188,17 @@ def test_the_daemon_keeps_the_index_current(tmp_path: Path) -> None:
         status = wait_until(lambda: (found := api.status(settings))["refindex"] is not None
                             and found["refindex"]["state"] == "built" and found, timeout=60)
         assert status["refindex"] == {"state": "built", "done": 7, "total": 7}
+        # the build stored what the workers encoded: it reads back as a fresh extraction
+        with api.open_store(settings) as store:
+            ws = store.find_workspace(str(settings.root), settings.host)
+            assert ws is not None
+            keys = {("python", state.blob_hash): path
+                    for path, state in store.file_states(ws.id).items()}
+            version = extractor_version()
+            fresh = {key: extract_with_refs("python", (root / path).read_bytes())
+                     for key, path in keys.items()}
+            assert store.load_facts(version, list(keys)) == {
+                key: (tuple(symbols), refs) for key, (symbols, refs) in fresh.items()}
         shown = symdiff_cli("status", str(root))
         assert "reference index built (7 files extracted at start)" in shown.stdout, shown
         (root / "tests" / "test_new.py").write_text(
@@ -194,7 +207,6 @@ def test_the_daemon_keeps_the_index_current(tmp_path: Path) -> None:
         found = api.impact(settings, symbols=["helper"])
         assert "tests/test_new.py::test_new" in {t["node_id"] for t in found["tests"]}
         # the daemon stored the new file's references as it recorded it: nothing is parsed
-        version = __import__("symdiff.parse.version", fromlist=["x"]).extractor_version()
         with api.open_store(settings) as store:
             ws = store.find_workspace(str(settings.root), settings.host)
             assert ws is not None

@@ -4,12 +4,24 @@ golden cases per language family, and an oracle for Python's calls built on `ast
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
 import pytest
 
-from symdiff.parse.codec import CodecError, pack_refs, unpack_refs
+from symdiff.parse.codec import (
+    CodecError,
+    from_raw,
+    from_raw_refs,
+    pack_refs,
+    raw,
+    raw_refs,
+    unpack_refs,
+)
 from symdiff.parse.extract import extract, extract_refs, extract_uncached, extract_with_refs
 from symdiff.parse.languages import FAMILIES
 from symdiff.parse.pool import ParsePool
@@ -339,7 +351,34 @@ def test_codec_round_trip_and_errors() -> None:
 def test_the_pool_reads_symbols_and_refs_from_one_parse() -> None:
     texts = [("python", PYTHON.encode()), ("go", GO.encode()), ("javascript", ECMA.encode())]
     want = [(extract(language, text), extract_refs(language, text)) for language, text in texts]
+    stored = [(raw(symbols), raw_refs(refs)) for symbols, refs in want]
     with ParsePool(min_jobs=1, min_bytes=0, workers=2) as pool:
         assert pool.with_refs(texts) == want
         assert pool.worker_jobs == 3
+        # the stored forms, encoded by the workers, read back as the same symbols and refs
+        assert pool.stored_refs(texts) == stored
+        assert pool.worker_jobs == 6
+    assert [(list(from_raw(s)), from_raw_refs(r)) for s, r in stored] == want
     assert ParsePool(min_jobs=100).with_refs(texts) == want  # in-process
+    assert ParsePool(min_jobs=100).stored_refs(texts) == stored
+
+
+DETERMINISM = {
+    "python": "def f(flag):\n    q = A()\n    q = B()\n    q.run()\n    if flag:\n"
+              "        q.run()\n    return q.stop\n",
+    "javascript": "var S = {\n  move: function(id) {\n    S.redisplay(id);\n"
+                  "    S.redisplay(id + 1);\n    grunt.task(1);\n    grunt.task(2);\n  }\n};\n",
+}
+
+
+def test_the_refs_are_the_same_in_every_process() -> None:
+    """A worker is a new interpreter with its own hash seed: the refs it reads (a variable
+    bound to two classes, a call written twice) must not depend on it."""
+    script = ("import sys, json\nfrom symdiff.parse.extract import extract_with_refs\n"
+              "texts = json.loads(sys.stdin.read())\n"
+              "print(repr({k: extract_with_refs(k, v.encode())[1] for k, v in texts.items()}))\n")
+    seen = {subprocess.run([sys.executable, "-c", script], input=json.dumps(DETERMINISM),
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+            for seed in range(1, 9)}  # fmt: skip
+    assert len(seen) == 1, seen

@@ -65,14 +65,16 @@ Facts = tuple[tuple[Symbol, ...], FileRefs]  # a blob's symbols and references
 
 
 def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
-          progress: Progress | None = None) -> dict[Key, Facts]:  # fmt: skip
+          progress: Progress | None = None, read: bool = True) -> dict[Key, Facts]:  # fmt: skip
     """Extract and store the symbols and references of these files' blobs, CHUNK at a time,
     through the shared parse pool (workers when the chunk is worth it); returns them. A blob
     whose text the store does not hold (only its hash: binary or over the size cap) is left
     out of the index.
 
     While the workers parse one chunk, a thread of this call stores the one before and reads
-    the texts of the next from the store: this process's own work hides behind theirs."""
+    the texts of the next from the store: this process's own work hides behind theirs.
+    `read=False` (the daemon's build, which stores and does not read): the workers hand over
+    the stored forms themselves, nothing is decoded here, and nothing is returned."""
     from symdiff.parse.pool import shared
 
     pool = shared()
@@ -89,12 +91,18 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
             wanted = texts.result()
             if n + 1 < len(chunks):
                 texts = io.submit(_texts, store, chunks[n + 1])
-            found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
-                wanted, pool.with_refs([(key[0], text) for key, text in wanted]), strict=True)}
+            texts_of = [(key[0], text) for key, text in wanted]
             if kept is not None:
                 kept.result()  # its errors surface here, in order
-            kept = io.submit(_keep, store, version, found)
-            out.update(found)
+            if read:
+                found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
+                    wanted, pool.with_refs(texts_of), strict=True)}
+                kept = io.submit(_keep, store, version, found)
+                out.update(found)
+            else:
+                stored = dict(zip([key for key, _ in wanted], pool.stored_refs(texts_of),
+                                  strict=True))  # fmt: skip
+                kept = io.submit(_keep_raw, store, version, stored)
             done += len(chunk)
             if progress is not None:
                 progress(done, len(todo))
@@ -108,6 +116,15 @@ def _keep(store: Store, version: str, found: Mapping[Key, Facts]) -> int:
     warning and the next call's parse, never the answer."""
     try:
         return store.keep_facts(version, found)
+    except StoreError as exc:
+        log.warning("cannot store the reference index's facts: %s", exc)
+        return 0
+
+
+def _keep_raw(store: Store, version: str, found: Mapping[Key, tuple[bytes, bytes]]) -> int:
+    """`_keep` for the stored forms the workers encoded."""
+    try:
+        return store.keep_raw_facts(version, found)
     except StoreError as exc:
         log.warning("cannot store the reference index's facts: %s", exc)
         return 0
@@ -202,7 +219,7 @@ def build_in_background(settings: Settings, progress: Progress,
                 version = extractor_version()
                 todo = missing(store, version, store.file_states(ws.id))
                 progress(0, len(todo))
-                build(store, version, todo, progress=progress)
+                build(store, version, todo, progress=progress, read=False)
         except Exception:  # the watcher must survive whatever the build meets
             log.exception("the reference index build failed")
         finally:

@@ -84,15 +84,15 @@ def from_raw(data: bytes) -> tuple[Symbol, ...]:
     return tuple(out)
 
 
-def pack(data: bytes, base: bytes | None = None) -> bytes:
+def pack(data: bytes, base: bytes | None = None, *, level: int = _LEVEL) -> bytes:
     """`data` (a raw form) as stored: zstd, or itself when that is no longer (a short form);
     with `base` (another raw form, typically the symbols of the version this one replaced),
-    a zstd delta that reads back only with that base."""
+    a zstd delta that reads back only with that base. `level`: zstd's, for a whole payload."""
     if base is not None:
         shared = zstandard.ZstdCompressionDict(base, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
         return zstandard.ZstdCompressor(level=_LEVEL, dict_data=shared,
                                         write_checksum=True).compress(data)  # fmt: skip
-    packed = zstandard.ZstdCompressor(level=_LEVEL).compress(data)
+    packed = zstandard.ZstdCompressor(level=level).compress(data)
     return packed if len(packed) < len(data) else data
 
 
@@ -136,7 +136,7 @@ def decode_pair(data: bytes) -> Pair:
 
 _KINDS = tuple(RefKind)
 _KIND_CODES = {kind: i for i, kind in enumerate(_KINDS)}
-_REFS_LEVEL = 3  # a file's references: level 9 took 4x the time for 7% less room (Django)
+REFS_LEVEL = 3  # a file's references: level 9 took 4x the time for 7% less room (Django)
 _SOURCE, _TARGET = attrgetter("source"), attrgetter("target")
 _KIND, _LINE = attrgetter("kind"), attrgetter("line")
 
@@ -193,9 +193,7 @@ def from_raw_refs(data: bytes) -> FileRefs:
 
 def pack_refs(refs: FileRefs) -> bytes:
     """A file's references as stored: `raw_refs`'s form, zstd-compressed when that is shorter."""
-    data = raw_refs(refs)
-    packed = zstandard.ZstdCompressor(level=_REFS_LEVEL).compress(data)
-    return packed if len(packed) < len(data) else data
+    return pack(raw_refs(refs), level=REFS_LEVEL)
 
 
 def unpack_refs(data: bytes) -> FileRefs:

@@ -45,6 +45,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from symdiff.model import Symbol
+from symdiff.parse.codec import raw, raw_refs
 from symdiff.parse.extract import extract, extract_with_refs
 from symdiff.parse.reflangs.common import ref
 from symdiff.parse.refs import FileRefs, Import, RefKind
@@ -55,9 +56,12 @@ log = logging.getLogger(__name__)
 # a side not extracted may still be given, as the text the other is re-parsed from. REFS (with
 # NEW) also reads the new side's references from the same parse (`ParsePool.with_refs`).
 Job = tuple[str, bytes | None, bytes | None] | tuple[str, bytes | None, bytes | None, int]
-OLD, NEW, REFS = 1, 2, 4
+OLD, NEW, REFS, STORED = 1, 2, 4, 8
 Pair = tuple[list[Symbol], list[Symbol]]
-_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None]
+Stored = tuple[bytes, bytes]  # a text's symbols and references in their stored raw forms
+# A job's answer: the pair, the new side's references (REFS), and with STORED only their raw
+# forms instead (`codec.raw`, `codec.raw_refs`: the worker encodes what the store keeps).
+_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None, Stored | None]
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
@@ -98,14 +102,16 @@ def parse_pair(language: str, old: bytes | None, new: bytes | None,
 
 def _parse_job(language: str, old: bytes | None, new: bytes | None,
                sides: int = OLD | NEW) -> _Answer:  # fmt: skip
-    """One job in-process: `parse_pair`, or with REFS the new side's symbols and references."""
+    """One job in-process: `parse_pair`, or with REFS the new side's symbols and references
+    (with STORED, in their stored raw forms)."""
     if sides & REFS:
-        if new is None:
-            return [], [], FileRefs()
-        symbols, refs = extract_with_refs(language, new, base=old)
-        return [], symbols, refs
+        symbols, refs = ([], FileRefs()) if new is None else extract_with_refs(
+            language, new, base=old)
+        if sides & STORED:
+            return [], [], None, (raw(symbols), raw_refs(refs))
+        return [], symbols, refs, None
     old_symbols, new_symbols = parse_pair(language, old, new, sides)
-    return old_symbols, new_symbols, None
+    return old_symbols, new_symbols, None, None
 
 
 def crossover_jobs() -> int:
@@ -156,13 +162,21 @@ class ParsePool:
 
     def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
         """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
-        return [(old, new) for old, new, _ in self._run(jobs)]
+        return [(old, new) for old, new, _, _ in self._run(jobs)]
 
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
         the reference index), in the order of `texts`."""
         jobs: list[Job] = [(language, None, text, NEW | REFS) for language, text in texts]
-        return [(new, refs or FileRefs()) for _, new, refs in self._run(jobs)]
+        return [(new, refs or FileRefs()) for _, new, refs, _ in self._run(jobs)]
+
+    def stored_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[Stored]:
+        """`with_refs`, in the raw forms the store keeps, encoded by the workers: for a
+        build that stores what it extracts and does not read it (the daemon's)."""
+        jobs: list[Job] = [(language, None, text, NEW | REFS | STORED)
+                           for language, text in texts]  # fmt: skip
+        empty = (raw([]), raw_refs(FileRefs()))
+        return [stored or empty for *_, stored in self._run(jobs)]
 
     def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
         total = sum(_size(job) for job in jobs)
@@ -255,8 +269,8 @@ class ParsePool:
                         selector.unregister(w.output)
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
-                            refs = _refs(plain[2]) if len(plain) > 2 else None
-                            results[i] = _symbols(plain[0]), _symbols(plain[1]), refs
+                            refs = None if plain[2] is None else _refs(plain[2])
+                            results[i] = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
                             self.worker_jobs += 1
                             self._owners.note(plan.digests[i], k)
 
@@ -423,12 +437,11 @@ def serve() -> None:
 def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
             ) -> tuple[Any, ...] | None:  # fmt: skip
     try:
-        old_symbols, new_symbols, refs = _parse_job(language, old, new, sides)
+        old_symbols, new_symbols, refs, stored = _parse_job(language, old, new, sides)
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
-    if refs is None:
-        return _plain(old_symbols), _plain(new_symbols)
-    return _plain(old_symbols), _plain(new_symbols), _plain_refs(refs)
+    plain_refs = None if refs is None else _plain_refs(refs)
+    return _plain(old_symbols), _plain(new_symbols), plain_refs, stored
 
 
 def _plain_refs(refs: FileRefs) -> tuple[Any, ...]:

@@ -111,10 +111,11 @@ Offer = tuple[bytes, bytes | None, str | None, int]
 
 
 def save(conn: Connection, extractor: str, kind: str,
-         rows: Mapping[tuple[str, str], Offer], now_us: int) -> int:  # fmt: skip
+         rows: Mapping[tuple[str, str], Offer], now_us: int, *, zstd_level: int | None = None
+         ) -> int:  # fmt: skip
     """Store rows by (language, blob), bases before the deltas on them, each packed here; a row
     already there stays, and a delta whose base row is not there is stored whole. Returns
-    rows offered."""
+    rows offered. `zstd_level`: for whole rows (default the codec's)."""
     if not rows:
         return 0
     from symdiff.parse import codec  # writers only: the cold read path does not load it
@@ -130,7 +131,9 @@ def save(conn: Connection, extractor: str, kind: str,
             base_id = None if base is None else base_ids.get((language, base))
             if base_raw is None or base_id is None:
                 values.append({"blob": blob, "set_id": ids[(language, kind)],
-                               "data": codec.pack(raw), "base": None, "depth": 0, "day": day})
+                               "data": codec.pack(raw) if zstd_level is None
+                               else codec.pack(raw, level=zstd_level),
+                               "base": None, "depth": 0, "day": day})
             else:
                 values.append({"blob": blob, "set_id": ids[(language, kind)],
                                "data": codec.pack(raw, base_raw), "base": base_id,

@@ -500,7 +500,8 @@ class Store:
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
                     + facts.save(conn, shelf.version, facts.CHANGES, changes, now)
-                    + facts.save(conn, shelf.version, facts.REFS, offered, now))
+                    + facts.save(conn, shelf.version, facts.REFS, offered, now,
+                                 zstd_level=codec.REFS_LEVEL))
 
 
     def load_facts(self, version: str, keys: Sequence[tuple[str, str]]
@@ -539,17 +540,26 @@ class Store:
         blobs were offered."""
         from symdiff.parse import codec
 
+        return self.keep_raw_facts(version, {
+            key: (codec.raw(syms), codec.raw_refs(file_refs))
+            for key, (syms, file_refs) in found.items()}, now_us=now_us)  # fmt: skip
+
+    def keep_raw_facts(self, version: str, found: Mapping[tuple[str, str], tuple[bytes, bytes]],
+                       *, now_us: int | None = None) -> int:  # fmt: skip
+        """`keep_facts` for symbols and references already in their raw forms (`codec.raw`,
+        `codec.raw_refs`: as the parse pool's workers hand them over)."""
+        from symdiff.parse import codec
+
         if not found:
             return 0
         now = now_us if now_us is not None else time.time_ns() // 1000
         symbols: dict[tuple[str, str], facts.Offer] = {
-            key: (codec.raw(syms), None, None, 0) for key, (syms, _) in found.items()}
+            key: (raw_symbols, None, None, 0) for key, (raw_symbols, _) in found.items()}
         refs: dict[tuple[str, str], facts.Offer] = {
-            key: (codec.raw_refs(file_refs), None, None, 0)
-            for key, (_, file_refs) in found.items()}  # fmt: skip
+            key: (raw_refs, None, None, 0) for key, (_, raw_refs) in found.items()}
         with self._write() as conn:
             facts.save(conn, version, facts.SYMBOLS, symbols, now)
-            facts.save(conn, version, facts.REFS, refs, now)
+            facts.save(conn, version, facts.REFS, refs, now, zstd_level=codec.REFS_LEVEL)
         return len(found)
 
 

@@ -161,7 +161,9 @@ class _Reader:
         if names:
             self.bare.append((lo, hi, name, owner, first, names))
         local: dict[bytes, bytes] = {}  # a local variable -> the class it holds
-        bound = list(filter(_BOUND_OF, hits))
+        # In a fixed order (the hits are a set, whose order changes with the interpreter's
+        # hash seed): a name bound to two classes gets the same one in every process.
+        bound = sorted(filter(_BOUND_OF, hits))
         if bound:
             _bindings(bound, calls, reads, types, local)
         calls.discard(b"")
@@ -295,9 +297,9 @@ def _flat(chains: set[bytes]) -> set[bytes]:
 def _retyped(targets: set[bytes], local: dict[bytes, bytes]) -> dict[bytes, bytes]:
     """Each target with a local variable's name for its head replaced by its class (`x.m` ->
     `Foo.m`), mapped to the text it is written as."""
-    out = {}
-    for target in targets:
+    out: dict[bytes, bytes] = {}
+    for target in sorted(targets):  # two texts for one target: the same one on every run
         head, dot, rest = target.partition(b".")
         cls = local.get(head) if dot else None
-        out[target if cls is None else cls + b"." + rest] = target
+        out.setdefault(target if cls is None else cls + b"." + rest, target)
     return out

@@ -236,8 +236,11 @@ def tree_refs(language: str, source: bytes, tree: Tree, symbols: Sequence[Symbol
             if name.endswith(target) and _own_name(node, where, target):
                 continue
             key = (name, target, kind)
-            if key not in refs:
-                refs[key] = ref(name, target, kind, node.start_point.row + 1)
+            line = node.start_point.row + 1
+            # The first line that writes it, whatever order the captures came in (patterns
+            # matching one node do not come in one order from run to run).
+            if key not in refs or line < refs[key].line:
+                refs[key] = ref(name, target, kind, line)
     imports.sort(key=lambda i: (i.line, i.module, i.name, i.local))
     return FileRefs(package, tuple(imports), tuple(refs[k] for k in sorted(refs)))
 
