@@ -163,6 +163,12 @@ def test_given_names_reach_callers_and_tests_and_pytest_runs_them(tmp_path: Path
         "tests/test_api.py::TestMake::test_make", "tests/test_api.py::test_run",
         "tests/test_helper.py"]
     assert _pytest_runs(root, found["run"]["pytest"]) == nodes
+    # the text form lists the nearest, says how many more, and keeps the whole command
+    from symdiff.cli.impact import lines
+
+    text = lines(found, shown=1)
+    assert "  ... and 3 more tests, farther away (--json lists them all)" in text
+    assert f"run (pytest): {found['run']['pytest']}" in text
     # depth 1: only the direct callers
     assert {d for _, _, d in _callers(api.impact(settings, symbols=["helper"], depth=1))} == {1}
 

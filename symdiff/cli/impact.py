@@ -55,17 +55,29 @@ def impact_cmd(symbols: tuple[str, ...], since: str | None, against: str | None,
         click.echo(line)
 
 
-def lines(found: dict[str, Any]) -> list[str]:
-    """The answer for a person: what changed, who calls it, which tests to run and how."""
+SHOWN = 100  # callers, and tests, listed in the text form; --json has them all
+
+
+def lines(found: dict[str, Any], shown: int = SHOWN) -> list[str]:
+    """The answer for a person: what changed, who calls it, which tests to run and how (the
+    nearest `shown` callers and tests, then how many more there are)."""
     out = [f"changed ({len(found['changed'])}):"]
     out += [f"  {c['path']}: {c['name']} ({c['change_type']})" for c in found["changed"]]
-    out.append(f"callers ({len(found['callers'])}):")
+    callers, tests = found["callers"], found["tests"]
+    out.append(f"callers ({len(callers)}):")
     out += [f"  {'  ' * (c['depth'] - 1)}{c['path']}:{c['start_line']}: {c['name']}"
             f" -> {c['via']}{'' if c['confidence'] == 'resolved' else ' (by name)'}"
-            for c in found["callers"]]  # fmt: skip
-    out.append(f"tests ({len(found['tests'])}):")
+            for c in callers[:shown]]  # fmt: skip
+    out += _more(len(callers) - shown, "callers")
+    out.append(f"tests ({len(tests)}):")
     weaker = {"name": " (by name)", "mention": " (names it; no call found)"}
-    out += [f"  {t['node_id']}{weaker.get(t['confidence'], '')}" for t in found["tests"]]
+    out += [f"  {t['node_id']}{weaker.get(t['confidence'], '')}" for t in tests[:shown]]
+    out += _more(len(tests) - shown, "tests")
     for runner, command in found["run"].items():
         out.append(f"run ({runner}): {command}")
     return out
+
+
+def _more(hidden: int, what: str) -> list[str]:
+    return [f"  ... and {hidden} more {what}, farther away (--json lists them all)"] \
+        if hidden > 0 else []
