@@ -12,51 +12,16 @@ local-type rewrite off. Prints the totals, what each side has alone, and the fir
 from __future__ import annotations
 
 import argparse
-import ast
+import sys
 from pathlib import Path
 
 from _corpus import django_tree
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from pycalls import ast_calls as oracle
+
 from symdiff.parse.extract import extract
 from symdiff.parse.reflangs.python import python_refs
-
-
-def dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call):
-        inner = node.value
-        if isinstance(inner.func, ast.Name) and inner.func.id == "super" and not inner.args:
-            return f"super.{node.attr}"
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
-def oracle(source: bytes) -> set[tuple[str, str]]:
-    out: set[tuple[str, str]] = set()
-
-    def visit(node: ast.AST, scope: str) -> None:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            inner = node.name if not scope else f"{scope}.{node.name}"
-            decorators = {id(d) for d in node.decorator_list}
-            for child in ast.iter_child_nodes(node):
-                for grandchild in ast.iter_child_nodes(child) if id(child) in decorators else ():
-                    visit(grandchild, inner)
-                if id(child) not in decorators:
-                    visit(child, inner)
-            return
-        if isinstance(node, ast.Call):
-            name = dotted(node.func)
-            if name is not None:
-                out.add((scope, name))
-        for child in ast.iter_child_nodes(node):
-            visit(child, scope)
-
-    visit(ast.parse(source), "")
-    return out
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ join by last name part (`name`) when the policy allows.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from symdiff.graph.keys import language_of, own_keys, qualified_name
@@ -120,19 +121,28 @@ def subclasses(ix: Index, path: str, cls: str, policy: Policy) -> tuple[Node, ..
 
 
 def _subclasses(ix: Index, path: str, cls: str, policy: Policy) -> list[Node]:
+    def below(p: str, c: str) -> Iterable[Node]:
+        found: set[tuple[str, ...]] = set()
+        for key in definition_keys(ix, p, c):
+            found.update(ix.subclasses.get(key, ()))
+        if name_ok(ix, last_name(c), policy):
+            found.update(ix.subclasses_by_name.get(last_name(c), ()))
+        return [(sub[0], sub[1]) for sub in found]
+
+    return _breadth_first((path, cls), below, SUBCLASS_LIMIT)
+
+
+def _breadth_first(start: Node, step: Callable[[str, str], Iterable[Node]],
+                   limit: int | None = None) -> list[Node]:  # fmt: skip
+    """Every node `step` leads to from `start`, transitively, nearest first, each once (not
+    `start`); stops taking new levels once `limit` are found."""
     out: list[Node] = []
-    seen = {(path, cls)}
-    frontier = [(path, cls)]
-    while frontier and len(out) < SUBCLASS_LIMIT:
+    seen = {start}
+    frontier = [start]
+    while frontier and (limit is None or len(out) < limit):
         nxt = []
         for p, c in frontier:
-            found: set[tuple[str, ...]] = set()
-            for key in definition_keys(ix, p, c):
-                found.update(ix.subclasses.get(key, ()))
-            if _name_ok(ix, last_name(c), policy):
-                found.update(ix.subclasses_by_name.get(last_name(c), ()))
-            for sub in found:
-                node = (sub[0], sub[1])
+            for node in step(p, c):
                 if node not in seen:
                     seen.add(node)
                     out.append(node)
@@ -141,7 +151,8 @@ def _subclasses(ix: Index, path: str, cls: str, policy: Policy) -> list[Node]:
     return out
 
 
-def _name_ok(ix: Index, last: str, policy: Policy) -> bool:
+def name_ok(ix: Index, last: str, policy: Policy) -> bool:
+    """Whether the policy lets a use join definitions by this last name part."""
     if len(last) < policy.name_min_length or policy.name_max_definitions <= 0:
         return False
     return len(ix.defs_by_last.get(last, ())) <= policy.name_max_definitions
@@ -221,26 +232,14 @@ def bases(ix: Index, path: str, cls: str) -> tuple[Node, ...]:
 
 
 def _bases(ix: Index, path: str, cls: str) -> list[Node]:
-    out: list[Node] = []
-    seen = {(path, cls)}
-    frontier = [(path, cls)]
-    while frontier:
-        nxt = []
-        for p, c in frontier:
-            entry = ix.files.get(p)
-            if entry is None:
-                continue
-            for sub, use in entry.compiled.bases:
-                if sub != c:
-                    continue
-                for key in use.keys:
-                    for node in resolve(ix, key):
-                        if node not in seen:
-                            seen.add(node)
-                            out.append(node)
-                            nxt.append(node)
-        frontier = nxt
-    return out
+    def above(p: str, c: str) -> Iterable[Node]:
+        entry = ix.files.get(p)
+        if entry is None:
+            return ()
+        return [node for sub, use in entry.compiled.bases if sub == c
+                for key in use.keys for node in resolve(ix, key)]  # fmt: skip
+
+    return _breadth_first((path, cls), above)
 
 
 def resolve(ix: Index, key: str) -> tuple[Node, ...]:

@@ -16,6 +16,7 @@ from symdiff.graph.edges import (
     RANK,
     RESOLVED,
     definition_keys,
+    name_ok,
     reach_keys,
     subclasses,
 )
@@ -83,13 +84,13 @@ class Edges:
             users = by_key.get(key)
             if users:
                 out.update(dict.fromkeys(users, resolved))  # type: ignore[arg-type]
-        for tail in {key[max(key.rfind("."), key.rfind(":")) + 1 :] for key in keys}:
+        for tail in {_tail(key) for key in keys}:
             self._by_key.setdefault(tail, set()).add(node)
         for user in self._fixture_users(node):
             out[user] = resolved
         last = last_name(name)
         self._by_name.setdefault(last, set()).add(node)
-        if by_name and self._name_ok(last):
+        if by_name and name_ok(ix, last, self.policy):
             named = RANK[NAME]
             family = _family(ix, path)
             for user_path, source, anchor in ix.by_name.get(last, ()):
@@ -137,8 +138,7 @@ class Edges:
         named = INFERRED
         for p, c in ((node[0], owner), *subclasses(ix, node[0], owner, self.policy)):
             for key in definition_keys(ix, p, c):
-                self._by_key.setdefault(key[max(key.rfind("."), key.rfind(":")) + 1 :],
-                                        set()).add(node)  # fmt: skip
+                self._by_key.setdefault(_tail(key), set()).add(node)
                 for user in ix.by_key.get(key, ()):
                     out.setdefault((user[0], user[1]), named)
         out.pop(node, None)
@@ -147,12 +147,6 @@ class Edges:
         """Whether a node is test code (a test file's definition)."""
         entry = self.ix.files.get(node[0])
         return entry is not None and entry.test_scope
-
-    def _name_ok(self, last: str) -> bool:
-        policy = self.policy
-        if len(last) < policy.name_min_length or policy.name_max_definitions <= 0:
-            return False
-        return len(self.ix.defs_by_last.get(last, ())) <= policy.name_max_definitions
 
     def _fixture_users(self, node: Node) -> list[Node]:
         """The tests and fixtures that ask for `node` as a fixture and see this definition."""

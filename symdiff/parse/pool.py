@@ -45,10 +45,9 @@ from types import TracebackType
 from typing import IO, Any
 
 from symdiff.model import Symbol
-from symdiff.parse.codec import raw, raw_refs
+from symdiff.parse.codec import from_raw_refs, raw, raw_refs
 from symdiff.parse.extract import extract, extract_with_refs
-from symdiff.parse.reflangs.common import ref
-from symdiff.parse.refs import FileRefs, Import, RefKind
+from symdiff.parse.refs import FileRefs
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +268,7 @@ class ParsePool:
                         selector.unregister(w.output)
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
-                            refs = None if plain[2] is None else _refs(plain[2])
+                            refs = None if plain[2] is None else from_raw_refs(plain[2])
                             results[i] = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
                             self.worker_jobs += 1
                             self._owners.note(plan.digests[i], k)
@@ -440,29 +439,9 @@ def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OL
         old_symbols, new_symbols, refs, stored = _parse_job(language, old, new, sides)
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
-    plain_refs = None if refs is None else _plain_refs(refs)
-    return _plain(old_symbols), _plain(new_symbols), plain_refs, stored
-
-
-def _plain_refs(refs: FileRefs) -> tuple[Any, ...]:
-    """A FileRefs as marshal sends it: strings, ints and lists, the refs by columns."""
-    imports = [(i.local, i.module, i.name, i.line) for i in refs.imports]
-    rows = refs.refs
-    return (refs.package, imports, list(map(_SOURCE, rows)), list(map(_TARGET, rows)),
-            list(map(_KIND_VALUE, rows)), list(map(_LINE, rows)))  # fmt: skip
-
-
-_KIND_OF = {kind.value: kind for kind in RefKind}  # a dict lookup: RefKind(k) costs 7 µs
-
-
-def _refs(plain: tuple[Any, ...]) -> FileRefs:
-    package, imports, sources, targets, kinds, lines = plain
-    refs = tuple(map(ref, sources, targets, map(_KIND_OF.__getitem__, kinds), lines))
-    return FileRefs(package, tuple(Import(*i) for i in imports), refs)
-
-
-_SOURCE, _TARGET = operator.attrgetter("source"), operator.attrgetter("target")
-_KIND_VALUE, _LINE = operator.attrgetter("kind.value"), operator.attrgetter("line")
+    # References cross the pipe in the codec's raw form (the one the store keeps).
+    refs_raw = None if refs is None else raw_refs(refs)
+    return _plain(old_symbols), _plain(new_symbols), refs_raw, stored
 
 
 def _warn_once() -> None:

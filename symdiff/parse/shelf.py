@@ -101,12 +101,10 @@ class SymbolShelf:
             self.add((language, blob), symbols, base_blob)
         return symbols
 
-    def take_fresh_refs(self) -> dict[Key, tuple[tuple[Symbol, ...], FileRefs]]:
-        """The references extracted in this batch, with their blobs' symbols, to be stored;
-        then forgotten."""
-        out = {key: (self._known[key], refs) for key, refs in self._fresh_refs.items()
-               if key in self._known}  # fmt: skip
-        self._fresh_refs = {}
+    def take_fresh_refs(self) -> dict[Key, FileRefs]:
+        """The references extracted in this batch, to be stored (their blobs' symbols go with
+        `take_fresh`); then forgotten."""
+        out, self._fresh_refs = self._fresh_refs, {}
         return out
 
     def ask(self, keys: Iterable[Key]) -> list[Key]:

@@ -496,7 +496,7 @@ class Store:
         changes = {(language, facts.pair_blob(old, new)): (codec.raw_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
         offered = {key: (codec.raw_refs(file_refs), None, None, 0)
-                   for key, (_, file_refs) in refs.items()}  # fmt: skip
+                   for key, file_refs in refs.items()}  # fmt: skip
         with self._write() as conn:
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
                     + facts.save(conn, shelf.version, facts.CHANGES, changes, now)
