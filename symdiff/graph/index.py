@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from symdiff.graph.edges import resolve
 from symdiff.graph.facts import Changed, FileFacts, Impact
-from symdiff.graph.maps import Index, Node, last_name
+from symdiff.graph.maps import Index, Node, collector_paused, last_name
 from symdiff.graph.policy import DEFAULT_POLICY, Policy
 from symdiff.graph.users import Edges
 from symdiff.graph.walk import impact
@@ -79,7 +79,11 @@ class Graph:
 
     def impact(self, changed: Sequence[Changed], *, depth: int = 2) -> Impact:
         """The callers of the changed symbols to `depth`, and the tests that reach them."""
-        return impact(self._ix, self._edges, changed, depth=depth, policy=self._edges.policy)
+        # A wide answer makes tens of thousands of objects: without the pause, the collector
+        # runs dozens of times in one call, a full pass every few calls.
+        with collector_paused():
+            return impact(self._ix, self._edges, changed, depth=depth,
+                          policy=self._edges.policy)  # fmt: skip
 
 
 def _suffix(name: str, spec: str) -> bool:

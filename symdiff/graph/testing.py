@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
+from typing import Protocol
 
 from symdiff.graph.edges import definition_keys, subclasses
 from symdiff.graph.facts import TestId
@@ -166,48 +167,59 @@ def fixture_scope_tests(ix: Index, node: Node) -> list[TestId]:
     return out
 
 
-def file_tests(ix: Index, path: str, policy: Policy) -> set[str]:
+def file_tests(ix: Index, path: str, policy: Policy) -> frozenset[str]:
     """The pytest node ids of every test a Python test file defines, as the index knows them."""
-    entry = ix.files.get(path)
-    if entry is None:
-        return set()
-    return {t.node_id for name in entry.symbols if _python_test(entry, name)
-            for t in tests_of(ix, (path, name), policy) if t.path == path}  # fmt: skip
+    found = ix.memo.file_tests.get(path)
+    if found is None:
+        entry = ix.files.get(path)
+        found = ix.memo.file_tests[path] = frozenset() if entry is None else frozenset(
+            t.node_id for name in entry.symbols if _python_test(entry, name)
+            for t in tests_of(ix, (path, name), policy) if t.path == path)  # fmt: skip
+    return found
 
 
-def _whole_files(ids: set[str], whole: Callable[[str], set[str]]) -> list[str]:
+def _whole_files(by_file: dict[str, set[str]], whole: Callable[[str], Set[str]]) -> list[str]:
     """The ids, a file's replaced by its path where they are all of its tests."""
-    by_file: dict[str, set[str]] = {}
-    for node_id in ids:
-        by_file.setdefault(node_id.partition("::")[0], set()).add(node_id)
     out: list[str] = []
     for path, chosen in sorted(by_file.items()):
-        every = whole(path)
-        out.extend([path] if len(chosen) > 1 and every and every <= chosen else sorted(chosen))
+        every = whole(path) if len(chosen) > 1 else None
+        out.extend([path] if every and every <= chosen else sorted(chosen))
     return out
 
 
-def run_commands(tests: Iterable[TestId], languages: Mapping[str, str],
-                 whole: Callable[[str], set[str]] | None = None) -> dict[str, str]:  # fmt: skip
-    """The commands that run the tests: pytest node ids, `go test -run` per package, JS files.
+class _Test(Protocol):
+    @property
+    def path(self) -> str: ...
+    @property
+    def node_id(self) -> str: ...
+
+
+def run_commands(tests: Iterable[_Test], languages: Mapping[str, str],
+                 whole: Callable[[str], Set[str]] | None = None) -> dict[str, str]:  # fmt: skip
+    """The commands that run the tests (`TestId`s or `TestHit`s): pytest node ids, `go test
+    -run` per package, JS files.
 
     `whole(path)`: every pytest id of a test file; a file whose every test is selected is
     named by its path alone, so that a wide selection stays a command a shell takes."""
-    pytest_ids: set[str] = set()
+    pytest_ids: dict[str, set[str]] = {}  # test file -> its ids (a pytest id starts with it)
     go: dict[str, set[str]] = {}
     files: set[str] = set()
     for test in tests:
         language = languages.get(test.path, "")
         if language == "python":
-            pytest_ids.add(test.node_id)
+            ids = pytest_ids.get(test.path)
+            if ids is None:
+                ids = pytest_ids[test.path] = set()
+            ids.add(test.node_id)
         elif language == "go":
             go.setdefault(posixpath.dirname(test.path), set()).add(test.node_id)
         else:
             files.add(test.path)
     run: dict[str, str] = {}
     if pytest_ids:
-        words = _whole_files(pytest_ids, whole) if whole is not None else sorted(pytest_ids)
-        run["pytest"] = "pytest " + " ".join(shlex.quote(i) for i in words)
+        words = (_whole_files(pytest_ids, whole) if whole is not None
+                 else sorted(i for ids in pytest_ids.values() for i in ids))  # fmt: skip
+        run["pytest"] = "pytest " + " ".join(map(shlex.quote, words))
     if go:
         run["go"] = " && ".join(
             f"go test -run {shlex.quote('^(' + '|'.join(sorted(names)) + ')$')} "

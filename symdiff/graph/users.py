@@ -68,7 +68,11 @@ class Edges:
         cache = self._named if by_name else self._plain
         cached = cache.get(node)
         if cached is None:
-            cached = cache[node] = self._compute(node, by_name)
+            # In the nodes' order, not the maps' sets' (which follows the hash seed): the walk
+            # meets users in this order, and its ties (which node is a test's `via`, which
+            # nodes fit in the budget) must come out the same in every process.
+            found = self._compute(node, by_name)
+            cached = cache[node] = dict(sorted(found.items())) if len(found) > 1 else found
         return cached
 
     def _compute(self, node: Node, by_name: bool) -> Users:

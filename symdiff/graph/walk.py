@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from symdiff.graph.edges import (
     INFERRED,
@@ -59,39 +60,55 @@ def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
     frontier = list(depth)
     level = 0
     named, into_tests = RANK[NAME], policy.name_edges_into_tests
+    users_of, goes = edges.users, edges.ix.memo.goes
     while frontier and len(depth) < policy.node_budget:
         level += 1
         by_name = _by_name(policy, level)
-        found = []
+        found: list[tuple[Node, Node]] = []
+        this_level: set[Node] = set()  # the nodes first reached at this level
         for node in frontier:
+            users = users_of(node, by_name=by_name or into_tests)
+            if not users:
+                continue
             here_rank, here_bits, name = rank[node], bits[node], node[1]
-            for user, edge_rank in edges.users(node, by_name=by_name or into_tests).items():
-                if edge_rank == named and not by_name and not edges.in_tests(user):
-                    continue
-                path_rank = here_rank if here_rank < edge_rank else edge_rank
-                seen = depth.get(user)
-                if seen is None:
-                    depth[user], via[user] = level, name
-                    rank[user], bits[user] = path_rank, here_bits
-                    found.append((user, node))
-                elif seen == level:
+            if not by_name:
+                users = {u: r for u, r in users.items() if r != named or edges.in_tests(u)}
+            # Reached again at this level from another node: more starts, maybe a better rank.
+            if this_level and not this_level.isdisjoint(users):
+                for user in this_level.intersection(users):
                     bits[user] |= here_bits
+                    edge_rank = users[user]
+                    path_rank = here_rank if here_rank < edge_rank else edge_rank
                     if path_rank > rank[user]:
                         via[user], rank[user] = name, path_rank
-        frontier = [n for n, before in found if _goes_on(edges, n, before)]
+            new = [user for user in users if user not in depth]
+            for user in new:
+                edge_rank = users[user]
+                depth[user], via[user] = level, name
+                rank[user] = here_rank if here_rank < edge_rank else edge_rank
+                bits[user] = here_bits
+                found.append((user, node))
+            this_level.update(new)
+        frontier = [n for n, before in found
+                    if goes.get(n) == GO or _goes_on(edges, n, before)]  # fmt: skip
     return out
 
 
 def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
-    """Whether the walk continues past `node`, reached from `before`: not past a test, and not
-    past a class whose body uses `before` only as a base, a decorator or a call (that runs when
-    the module is imported, not when the class's users use it; a value stored in the class,
-    `generator_class = CodeGenerator`, is used later) unless the policy says so."""
-    way = edges.ix.memo.goes.get(node)
+    """Whether the walk continues past `node`, reached from `before`: not past a test, and
+    past a class only as `_class_goes_on` says."""
+    goes = edges.ix.memo.goes
+    way = goes.get(node)
     if way is None:
-        way = edges.ix.memo.goes[node] = _way(edges, node)
-    if way != CLASS_BODY:
-        return way == GO
+        way = goes[node] = _way(edges, node)
+    return way == GO or (way == CLASS_BODY and _class_goes_on(edges, node, before))
+
+
+def _class_goes_on(edges: Edges, node: Node, before: Node) -> bool:
+    """Whether the walk continues past a class reached from `before`: not when its body uses
+    `before` only as a base, a decorator or a call (that runs when the module is imported, not
+    when the class's users use it), but when it stores it as a value (`generator_class =
+    CodeGenerator`, used later). `Policy.expand_classes` goes past every class."""
     stored_names, stored_keys = _stored(edges.ix, node)
     if not stored_names:
         return False
@@ -156,7 +173,7 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
                                     and not edges.in_tests(user)):  # fmt: skip
                     continue
                 seen.add(user)
-                if _tests_at(ix, user, policy, edge_rank == RANK[RESOLVED]):
+                if _has_tests(ix, user, policy, edge_rank == RANK[RESOLVED]):
                     return True
                 if _goes_on(edges, user, node):
                     found.append(user)
@@ -171,34 +188,8 @@ def impact(
     starts = [(c.path, c.name) for c in changed]
     edges.fresh()
     walk = _walk(edges, starts)
-    callers: list[tuple[Node, int]] = []
-    tests: dict[tuple[str, str], TestHit] = {}  # (path, node id): Go's ids are bare names
-    tested = 0  # the starts some test reaches
-    start_set = set(starts)
-    resolved = RANK[RESOLVED]
-    for node, level in walk.depth.items():
-        if 0 < level <= depth and node not in start_set and walk.rank[node] != INFERRED:
-            callers.append((node, level))
-        entry = ix.files.get(node[0])
-        if entry is None or not entry.test_scope:
-            continue
-        rank = walk.rank[node]
-        itself = is_test(ix, node)
-        if not itself and policy.expand_needs_resolved and rank != resolved:
-            continue
-        found = tests_of(ix, node, policy)
-        if not itself:
-            found += tuple(fixture_scope_tests(ix, node))
-        if not found:
-            continue
-        tested |= walk.starts[node]
-        at, via, confidence = (level, walk.via[node], CONFIDENCE[rank]) if itself else (
-            level + 1, node[1], CONFIDENCE[rank])
-        for test in found:
-            seen = tests.get((test.path, test.node_id))
-            if seen is None or (at, -rank) < (seen.depth, -RANK[seen.confidence]):
-                tests[test.path, test.node_id] = TestHit(
-                    test.path, test.name, test.node_id, at, via, confidence)
+    callers, groups, tested = _sorted_out(ix, walk, set(starts), depth, policy)
+    tests = _first_hits(ix, walk, groups)
     for bit, change in enumerate(changed):
         if tested & (1 << bit) or _reaches_a_test(edges, starts[bit]):
             continue
@@ -207,27 +198,105 @@ def impact(
     return Impact(
         changed=tuple(changed),
         callers=tuple(_caller_hits(ix, walk, callers)),
-        tests=tuple(sorted(tests.values(), key=lambda t: (t.depth, t.path, t.node_id))),
+        tests=tuple(sorted(tests.values(), key=attrgetter("depth", "path", "node_id"))),
         run=run_commands(
-            (TestId(t.path, t.name, t.node_id) for t in tests.values()),
-            {t.path: ix.files[t.path].facts.language for t in tests.values()},
+            tests.values(),
+            {path: ix.files[path].facts.language for path in {t.path for t in tests.values()}},
             lambda path: file_tests(ix, path, policy),
         ),
     )
 
 
-def _tests_at(ix: Index, node: Node, policy: Policy, resolved: bool) -> list[tuple[TestId, int]]:
-    """The tests a reached node is (0 more steps) or runs before (1 more: setUp, autouse)."""
+Groups = dict[tuple[int, int], list[tuple[Node, bool]]]
+
+
+def _sorted_out(ix: Index, walk: _Walk, starts: set[Node], depth: int, policy: Policy
+                ) -> tuple[list[tuple[Node, int]], Groups, int]:  # fmt: skip
+    """The callers (node, depth) within `depth`; the nodes that stand for tests, grouped by
+    (the tests' depth, minus their confidence's rank), each with whether it is a test itself;
+    and the bits of the starts that some test reaches."""
+    callers: list[tuple[Node, int]] = []
+    groups: Groups = {}
+    tested = 0
+    resolved = RANK[RESOLVED]
+    files, ranks, is_test_memo = ix.files, walk.rank, ix.memo.is_test
+    numbers = ix.memo.test_numbers
+    for node, level in walk.depth.items():
+        rank = ranks[node]
+        if 0 < level <= depth and rank != INFERRED and node not in starts:
+            callers.append((node, level))
+        entry = files.get(node[0])
+        if entry is None or not entry.test_scope:
+            continue
+        itself = is_test_memo.get(node)
+        if itself is None:
+            itself = is_test(ix, node)
+        if not itself and policy.expand_needs_resolved and rank != resolved:
+            continue
+        if not (numbers[node] if node in numbers else _test_numbers(ix, node, itself, policy)):
+            continue
+        tested |= walk.starts[node]
+        key = (level if itself else level + 1, -RANK[CONFIDENCE[rank]])
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = []
+        group.append((node, itself))
+    return callers, groups, tested
+
+
+def _first_hits(ix: Index, walk: _Walk, groups: Groups) -> dict[tuple[str, str], TestHit]:
+    """Each test once, as the first node of the nearest, most confident group gives it."""
+    tests: dict[tuple[str, str], TestHit] = {}  # (path, node id): Go's ids are bare names
+    taken: set[int] = set()  # the tests' numbers given so far
+    numbers_of, numbered = ix.memo.test_numbers, ix.memo.numbered
+    for (at, _), group in sorted(groups.items()):
+        confidence = CONFIDENCE[walk.rank[group[0][0]]]
+        for node, itself in group:
+            numbers = numbers_of[node]
+            if taken.issuperset(numbers):  # most often (in C)
+                continue
+            fresh = [n for n in numbers if n not in taken]
+            taken.update(fresh)
+            via = walk.via[node] if itself else node[1]
+            for number in fresh:
+                test = numbered[number]
+                tests[test.path, test.node_id] = TestHit(
+                    test.path, test.name, test.node_id, at, via, confidence)
+    return tests
+
+
+def _test_numbers(ix: Index, node: Node, itself: bool, policy: Policy) -> tuple[int, ...]:
+    """The tests a reached test-scope node stands for (a test itself; or a test class, a
+    setUp, an autouse fixture: the tests it runs before), as numbers of the memo's one
+    numbering of tests: a turn's walk meets the same suites through thousands of nodes, and
+    a number is quicker to look up than a test."""
+    memo = ix.memo
+    found = memo.test_numbers.get(node)
+    if found is None:
+        tests = tests_of(ix, node, policy)
+        if not itself:
+            tests += tuple(fixture_scope_tests(ix, node))
+        numbers: dict[int, None] = {}
+        for test in tests:
+            key = (test.path, test.node_id)
+            number = memo.test_number.get(key)
+            if number is None:
+                number = memo.test_number[key] = len(memo.numbered)
+                memo.numbered.append(test)
+            numbers[number] = None
+        found = memo.test_numbers[node] = tuple(numbers)
+    return found
+
+
+def _has_tests(ix: Index, node: Node, policy: Policy, resolved: bool) -> bool:
+    """Whether a reached node is a test or runs before some (a setUp, an autouse fixture)."""
     entry = ix.files.get(node[0])
     if entry is None or not entry.test_scope:
-        return []
-    if is_test(ix, node):
-        return [(t, 0) for t in tests_of(ix, node, policy)]
-    if policy.expand_needs_resolved and not resolved:
-        return []
-    out = [(t, 1) for t in tests_of(ix, node, policy)]
-    out.extend((t, 1) for t in fixture_scope_tests(ix, node))
-    return out
+        return False
+    itself = is_test(ix, node)
+    if not itself and policy.expand_needs_resolved and not resolved:
+        return False
+    return bool(_test_numbers(ix, node, itself, policy))
 
 
 def _keep_test(
@@ -258,7 +327,7 @@ def _caller_hits(ix: Index, walk: _Walk, callers: list[tuple[Node, int]]) -> lis
         line = symbol.start_line if symbol is not None else 1
         confidence = CONFIDENCE[walk.rank[(path, name)]]
         out.append(CallerHit(name, path, kind, line, level, walk.via[(path, name)], confidence))
-    out.sort(key=lambda c: (c.depth, c.path, c.start_line, c.name))
+    out.sort(key=attrgetter("depth", "path", "start_line", "name"))
     return out
 
 

@@ -11,6 +11,7 @@ brought up to date from the file states at each call.
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (language, blob id)
 Progress = Callable[[int, int], None]  # (files indexed, files in all)
+FREEZE_AT = 1000  # files added at once after which the held objects are frozen (gc.freeze)
 CHUNK = 200  # files extracted and stored per step: progress and memory stay bounded
 
 
@@ -185,6 +187,12 @@ def _refresh(store: Store, version: str, held: _Held, states: Mapping[str, FileS
         updates.append(FileFacts(path, key[0], symbols, refs))
         held.blobs[path] = key[1]
     held.graph.update_all(updates)
+    if len(updates) >= FREEZE_AT:
+        # A held graph is millions of long-lived objects (210 MB for Django): left to the
+        # collector, each full collection walks them all (0.35 s on Django, inside whichever
+        # call set it off). Frozen, they are left out of every collection; a frozen object
+        # freed later is still freed by its reference count.
+        gc.freeze()
 
 
 def _rebuilt(held: _Held, store: Store, modules: Mapping[str, str]) -> Graph:
