@@ -12,6 +12,9 @@ from symdiff.errors import InvalidArgs
 from symdiff.workspace.layout import STATE_DIR, StateDir
 
 MAX_FILE_SIZE = 4 * 1024 * 1024
+# How long a batch of events waits for quiet before it is recorded: Watchman's default. A git
+# command is not cut short by it (record/origins.py waits for its lock and its refs).
+SETTLE_MS = 20
 # How long records are kept (docs/retention.md): 90 days, three times the diff query's 720h,
 # so a definition's history (symdiff log / restore) reaches past the last month.
 DEFAULT_KEEP = "2160h"
@@ -52,7 +55,7 @@ def _default_host(host: str | None) -> str:
 def _default_settle_ms(settle_ms: int | None) -> int:
     if settle_ms is not None:
         return settle_ms
-    raw = os.environ.get("SYMDIFF_SETTLE_MS", "40")
+    raw = os.environ.get("SYMDIFF_SETTLE_MS", str(SETTLE_MS))
     try:
         value = int(raw)
     except ValueError:
@@ -85,7 +88,7 @@ class Settings:
     ignore: tuple[str, ...] = ()
     test_patterns: tuple[str, ...] = ()
     max_file_size: int = MAX_FILE_SIZE
-    settle_ms: int = 40
+    settle_ms: int = SETTLE_MS
     keep_us: int = 2160 * 3600 * 1_000_000  # records older than this are collected
 
     @classmethod

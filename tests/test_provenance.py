@@ -166,3 +166,21 @@ def test_every_record_says_who_made_it(repo: Path) -> None:
         assert (late["path"], late["origin"]) == ("late.py", "scan")
         assert late["origin_info"]["mtime"].endswith("Z")
         assert late["git"]["branch"] == "side"
+
+
+def test_a_stash_pop_that_runs_status_before_the_drop_is_still_the_stash(repo: Path) -> None:
+    """`git stash pop` without -q writes the files, runs `git status`, and only then drops the
+    stash entry: on a small tree that is within the settle window (20 ms), and the popped file
+    is the stash's, not a person's save (on a tree where `status` outlasts the window it is
+    not: docs/provenance.md)."""
+    settings = _settings(repo)
+    history = History(settings)
+    with daemon_thread(settings):
+        assert history.new() == []
+        for n in range(3):
+            (repo / "app.py").write_text(f"def main():\n    return {10 + n}\n")
+            assert summary(history.new()) == [("app.py", "watch", None)]
+            git(repo, "stash", "-q")
+            assert summary(history.new()) == [("app.py", "git", "stash")]
+            git(repo, "stash", "pop")
+            assert summary(history.new()) == [("app.py", "git", "stash")]

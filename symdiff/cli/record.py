@@ -73,7 +73,7 @@ def index_cmd(root: str | None, db: str | None, ignore: tuple[str, ...],
 @test_option
 @click.option("--settle-ms", "settle_ms", type=int, default=None, metavar="MS",
               help="Quiet window before a batch of events is recorded (default: "
-                   "$SYMDIFF_SETTLE_MS, else 40).")
+                   "$SYMDIFF_SETTLE_MS, else 20).")
 @click.option("--rescan-s", "rescan_s", type=float, default=5.0, show_default=True,
               metavar="SECONDS",
               help="Full rescan period when some directories cannot be watched (watch limit).")

@@ -85,6 +85,11 @@ class Graph:
             return impact(self._ix, self._edges, changed, depth=depth,
                           policy=self._edges.policy)  # fmt: skip
 
+    def impact_json(self, changed: Sequence[Changed], *, depth: int = 2) -> dict[str, object]:
+        """`impact(...).as_json()`, the collector paused over both."""
+        with collector_paused():
+            return self.impact(changed, depth=depth).as_json()
+
 
 def _suffix(name: str, spec: str) -> bool:
     return name.endswith("." + spec) or name.endswith("::" + spec)

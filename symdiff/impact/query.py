@@ -83,14 +83,14 @@ def impact(settings: Settings, query: ImpactQuery, *, store: Store | None = None
     depth, names = check(query)
     with _opened(settings, store) as (store, graph):
         changed = _given(graph, names) if names else _recorded(settings, query, store)
-        return graph.impact(changed, depth=depth).as_json()
+        return graph.impact_json(changed, depth=depth)
 
 
 def impact_of(settings: Settings, records: Sequence[ChangeRecord], *, depth: int = DEFAULT_DEPTH,
               store: Store | None = None) -> dict[str, object]:  # fmt: skip
     """The impact of the symbols these records changed (`diff(include_impact=true)`)."""
     with _opened(settings, store) as (_, graph):
-        return graph.impact(changed_of(records), depth=depth).as_json()
+        return graph.impact_json(changed_of(records), depth=depth)
 
 
 @contextmanager
