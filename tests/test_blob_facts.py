@@ -141,17 +141,17 @@ def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: s
         store.keep_shelf(stale)
         with store.engine.begin() as conn:
             # f's two versions (the second a delta against the first: the daemon stores no
-            # pairs, its record is the change), g, h; and beside them both versions' references
+            # pairs, its record is the change), g, h; and beside them the references of f's
+            # second version only: the record that replaced the first dropped its references
             rows = conn.execute(text(
                 "SELECT kind, depth, base IS NULL FROM blob_facts JOIN fact_sets"
                 " ON fact_sets.id = blob_facts.set_id ORDER BY kind, depth"))
-            assert [tuple(r) for r in rows] == [("refs", 0, 1), ("refs", 0, 1), ("symbols", 0, 1),
+            assert [tuple(r) for r in rows] == [("refs", 0, 1), ("symbols", 0, 1),
                                                 ("symbols", 0, 1), ("symbols", 0, 1),
                                                 ("symbols", 1, 0)]
         report = collect(settings, store=store)  # the window keeps both records
-        # g, h, and the references of f's first version (no file holds it now)
-        assert (report.records, report.facts) == (0, 3)
-        assert report.as_json()["facts"] == 3
+        assert (report.records, report.facts) == (0, 2)  # g and h
+        assert report.as_json()["facts"] == 2
         kept = SymbolShelf()
         names = [("python", blob_id(b"def f():\n    return 1\n")),
                  ("python", blob_id(b"def f(x):\n    return x\n")), ("python", orphan_blob)]
