@@ -29,6 +29,8 @@ from pathlib import Path
 import zstandard
 
 from symdiff.config import Settings
+from symdiff.impact.index import build, missing
+from symdiff.parse.version import extractor_version
 from symdiff.record.indexer import reconcile
 from symdiff.record.origins import BatchOrigins
 from symdiff.store import Mutation, Store
@@ -42,8 +44,9 @@ def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return out.stdout
 
 
-def _replay(work: Path, commits: list[str], db: Path) -> tuple[float, int]:
-    """Check out each commit in turn and record it; (seconds spent recording, records)."""
+def _replay(work: Path, commits: list[str], db: Path) -> tuple[float, float, int]:
+    """Check out each commit in turn and record it; (seconds spent recording, seconds spent
+    building the reference index after the baseline, records)."""
     _git(work, "checkout", "-q", "--detach", commits[0])
     url = f"sqlite:///{db}"
     settings = Settings.resolve(work, db=url)
@@ -54,6 +57,13 @@ def _replay(work: Path, commits: list[str], db: Path) -> tuple[float, int]:
         start = time.perf_counter()
         reconcile(store, settings)  # the baseline: every file's snapshot, no records
         spent += time.perf_counter() - start
+        # The daemon's build after its start pass (daemon._build_refindex): every file's
+        # symbols and references, stored whole.
+        start = time.perf_counter()
+        ws = store.workspaces()[0]
+        version = extractor_version()
+        build(store, version, missing(store, version, store.file_states(ws.id)), read=False)
+        indexed = time.perf_counter() - start
         for i, sha in enumerate(commits[1:], start=1):
             _git(work, "checkout", "-q", "--detach", sha)
             provenance = origins.next(full=False)
@@ -62,9 +72,8 @@ def _replay(work: Path, commits: list[str], db: Path) -> tuple[float, int]:
             spent += time.perf_counter() - start
             if i % 50 == 0:
                 print(f"  replayed {i}/{len(commits) - 1}", file=sys.stderr)
-        ws = store.workspaces()[0]
         records = store.count_changes(ws.id)
-    return spent, records
+    return spent, indexed, records
 
 
 def _pack(source: Path, commits: list[str], tmp: Path) -> tuple[int, int]:
@@ -224,7 +233,7 @@ def main() -> None:
         print(f"repository: {args.repo} at {head}: last {len(commits)} first-parent commits "
               f"({commits[0][:12]}..{commits[-1][:12]})")  # fmt: skip
         db = tmp / "state" / "index.db"
-        spent, records = _replay(work, commits, db)
+        spent, indexed, records = _replay(work, commits, db)
         db_size = _db_bytes(db)
         con = sqlite3.connect(db)
         snapshot = con.execute("SELECT coalesce(sum(length(data)), 0) FROM blobs").fetchone()[0]
@@ -238,8 +247,10 @@ def main() -> None:
         json_bytes = json_total / max(records, 1)
         names = con.execute("SELECT count(*) FROM symbol_names").fetchone()[0]
         symbol_rows = con.execute("SELECT count(*) FROM symbol_changes").fetchone()[0]
-        facts = con.execute("SELECT base IS NULL, count(*), coalesce(sum(length(data)), 0) "
-                            "FROM blob_facts GROUP BY 1 ORDER BY 1 DESC").fetchall()
+        facts = con.execute(
+            "SELECT kind, base IS NULL, count(*), coalesce(sum(length(data)), 0) FROM blob_facts "
+            "JOIN fact_sets ON fact_sets.id = set_id GROUP BY 1, 2 ORDER BY 1 DESC, 2 DESC"
+        ).fetchall()
         freelist = con.execute("PRAGMA freelist_count").fetchone()[0]
         page = con.execute("PRAGMA page_size").fetchone()[0]
         con.close()
@@ -257,7 +268,7 @@ def main() -> None:
         if args.keep:
             shutil.copy(db, args.keep)
     print(f"recording: {spent:.1f} s for {len(commits)} commits ({records} change records, "
-          f"{blobs} blobs)")
+          f"{blobs} blobs); the reference index's build after the baseline: {indexed:.1f} s")
     print(f"database: {db_size:,} bytes ({freelist * page:,} bytes in free pages); "
           f"after VACUUM: {vacuumed_size:,} bytes")
     print(f"snapshot data (sum of blobs.data): {snapshot:,} bytes; by codec: " + ", ".join(
@@ -265,8 +276,9 @@ def main() -> None:
     print(f"origin_info + git JSON: {json_rows} provenance rows, {json_total:,} bytes "
           f"({json_bytes:.0f} bytes a record on average)")
     print(f"symbol rows: {symbol_rows:,} naming {names:,} distinct (name, kind)")
-    print("symbols by content (blob_facts): " + ", ".join(
-        f"{'whole' if whole else 'deltas'} {n:,} rows, {size:,} bytes" for whole, n, size in facts))
+    print("facts by content (blob_facts): " + ", ".join(
+        f"{kind} {'whole' if whole else 'deltas'} {n:,} rows, {size:,} bytes"
+        for kind, whole, n, size in facts))
     print(f"git gc --aggressive pack: {pack:,} bytes (+ {idx:,} bytes .idx)")
     print(f"ratio snapshot data / pack: {snapshot / pack:.2f}x   (target <= 1.5x)")
     print(f"ratio database / pack:      {db_size / pack:.2f}x   (target <= 2.5x; after "

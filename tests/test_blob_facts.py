@@ -141,21 +141,60 @@ def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: s
         store.keep_shelf(stale)
         with store.engine.begin() as conn:
             # f's two versions (the second a delta against the first: the daemon stores no
-            # pairs, its record is the change), g, h; and beside them both versions' references
+            # pairs, its record is the change), g, h; and beside them the references of f's
+            # second version only: the record that replaced the first dropped its references
             rows = conn.execute(text(
                 "SELECT kind, depth, base IS NULL FROM blob_facts JOIN fact_sets"
                 " ON fact_sets.id = blob_facts.set_id ORDER BY kind, depth"))
-            assert [tuple(r) for r in rows] == [("refs", 0, 1), ("refs", 0, 1), ("symbols", 0, 1),
+            assert [tuple(r) for r in rows] == [("refs", 0, 1), ("symbols", 0, 1),
                                                 ("symbols", 0, 1), ("symbols", 0, 1),
                                                 ("symbols", 1, 0)]
         report = collect(settings, store=store)  # the window keeps both records
-        # g, h, and the references of f's first version (no file holds it now)
-        assert (report.records, report.facts) == (0, 3)
-        assert report.as_json()["facts"] == 3
+        assert (report.records, report.facts) == (0, 2)  # g and h
+        assert report.as_json()["facts"] == 2
         kept = SymbolShelf()
         names = [("python", blob_id(b"def f():\n    return 1\n")),
                  ("python", blob_id(b"def f(x):\n    return x\n")), ("python", orphan_blob)]
         assert store.load_shelf(kept, names) == 2 and not kept.has(("python", orphan_blob))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_record_drops_the_references_of_the_blob_it_replaced(
+        backend: str, request: pytest.FixtureRequest, repo: Path) -> None:  # fmt: skip
+    """The reference index is of the tree as it is: a record that replaces or deletes a blob no
+    file holds any more drops that blob's references at once (retention's rule, docs/impact.md),
+    and the old side it parsed is not stored; a blob another file still holds keeps them."""
+    from symdiff.impact.index import build, missing
+    from symdiff.parse.version import extractor_version
+
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    settings = make_settings(repo, url)
+    v1, v2 = b"def f():\n    return g()\n", b"def f(x):\n    return h(x)\n"
+    c1 = b"def c():\n    f()\n"
+    (repo / "a.py").write_bytes(v1)
+    (repo / "b.py").write_bytes(v1)
+    (repo / "c.py").write_bytes(c1)
+    version = extractor_version()
+    keys = [("python", blob_id(text)) for text in (v1, v2, c1)]
+    with Store(url) as store:
+        reconcile(store, settings)
+        ws = store.find_workspace(str(settings.root), settings.host)
+        assert ws is not None
+        build(store, version, missing(store, version, store.file_states(ws.id)), read=False)
+        assert store.have_refs(version, keys) == {keys[0], keys[2]}
+        (repo / "a.py").write_bytes(v2)
+        (repo / "c.py").unlink()
+        reconcile(store, settings)
+        assert store.have_refs(version, keys) == {keys[0], keys[1]}  # b.py holds v1
+        (repo / "b.py").write_bytes(c1)  # v1 -> c1: v1's go
+        reconcile(store, settings)
+        # c1's symbols are stored, so the record parsed nothing and has no references to
+        # store: the index's build (the daemon's at its start, or `impact`'s) finds it lacking
+        assert store.have_refs(version, keys) == {keys[1]}
+        lacking = missing(store, version, store.file_states(ws.id))
+        assert lacking == [("b.py", keys[2])]
+        build(store, version, lacking, read=False)
+        assert store.have_refs(version, keys) == {keys[1], keys[2]}
 
 
 # ---- who writes, who reads -------------------------------------------------------------------

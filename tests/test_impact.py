@@ -306,13 +306,19 @@ def test_retention_drops_the_references_of_replaced_versions(tmp_path: Path) -> 
         ws = store.find_workspace(str(settings.root), settings.host)
         assert ws is not None
         old = store.file_states(ws.id)["pkg/core.py"].blob_hash
+        version = extractor_version()
+        old_facts = store.load_facts(version, [("python", old)])
+        assert set(old_facts) == {("python", old)}
     _edit(root, "pkg/core.py", "return x + 1", "return x + 2")
     api.index(settings)  # records the change: the new version's references are stored with it
-    version = extractor_version()
     with api.open_store(settings) as store:
         new = store.file_states(ws.id)["pkg/core.py"].blob_hash
+        # and the replaced version's go at once (the record knows no file holds it now)
         assert set(store.load_facts(version, [("python", old), ("python", new)])) == {
-            ("python", old), ("python", new)}
+            ("python", new)}
+        # stored again by someone who met that version (an `impact` of an older tree)
+        assert store.keep_facts(version, old_facts) == 1
+        assert set(store.load_facts(version, [("python", old)])) == {("python", old)}
     report = api.collect(settings)
     assert report.facts >= 1
     with api.open_store(settings) as store:

@@ -473,7 +473,8 @@ def _commit(p: _Pass, muts: list[Mutation]) -> list[FileChange]:
             expected[path] = p.known[path].blob_hash if path in p.known else None
     applied = p.store.apply(p.workspace.id, muts, expected)
     try:  # after the records: the symbols learned on the way are a cache, never a record
-        p.store.keep_shelf(p.shelf)
+        p.store.keep_shelf(p.shelf, replaced={
+            m.change.old_hash for m in applied if m.change is not None and m.change.old_hash})
     except StoreError as exc:
         p.notices.warn(f"cannot store the symbols of recorded blobs: {exc}")
     p.shelf = SymbolShelf(p.shelf.version, pairs=False, refs=True)  # a batch's symbols end with it

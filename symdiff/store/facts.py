@@ -161,6 +161,24 @@ def _row_ids(conn: Connection, ids: Mapping[tuple[str, str], int], kind: str,
     return out
 
 
+def held(conn: Connection, blobs: Iterable[str]) -> set[str]:
+    """Which of these blobs a file (of any workspace) holds now."""
+    wanted, f = sorted(set(blobs)), t.files.c
+    return {blob for i in range(0, len(wanted), _CHUNK) for blob in conn.scalars(
+        select(f.blob_hash).where(f.blob_hash.in_(wanted[i : i + _CHUNK])))}
+
+
+def drop_refs(conn: Connection, blobs: Iterable[str]) -> int:
+    """Delete the references (of every extractor version) of these blobs; returns how many
+    rows went. The caller knows that no file holds them now: collect_step's rule, applied as
+    a record replaces a blob instead of at the next collection."""
+    wanted, fs, bf = sorted(set(blobs)), t.fact_sets.c, t.blob_facts.c
+    refs = select(fs.id).where(fs.kind == REFS).scalar_subquery()
+    return sum(int(conn.execute(delete(t.blob_facts).where(
+        bf.set_id.in_(refs), bf.blob.in_(wanted[i : i + _CHUNK]))).rowcount)
+        for i in range(0, len(wanted), _CHUNK))
+
+
 def collect_step(conn: Connection, extractor: str, cutoff_us: int, limit: int = _CHUNK) -> int:
     """Delete at most `limit` rows of the facts retention no longer keeps; returns how many went
     (0: none is left). The caller runs steps in transactions of their own until one deletes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -467,13 +467,19 @@ class Store:
         shelf.load_pairs(changes)
         return len(found) + len(changes)
 
-    def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None) -> int:
+    def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None,
+                   replaced: Iterable[str] = ()) -> int:  # fmt: skip
         """Store what `shelf` worked out (its fresh symbols, each whole or as a delta against
-        its base's, and its pairs); returns how many rows were offered."""
+        its base's, and its pairs); returns how many rows were offered.
+
+        `replaced`: the blobs the batch's records replaced (their old sides). Their references
+        are neither stored nor kept unless a file still holds them: the reference index is of
+        the tree as it is, and retention would delete them anyway (docs/storage.md)."""
         from symdiff.parse import codec
 
         fresh, pairs, refs = shelf.take_fresh(), shelf.take_fresh_pairs(), shelf.take_fresh_refs()
-        if not fresh and not pairs and not refs:
+        replaced = set(replaced)
+        if not fresh and not pairs and not refs and not replaced:
             return 0
         now = now_us if now_us is not None else time.time_ns() // 1000
         symbols: dict[tuple[str, str], facts.Offer] = {}
@@ -495,9 +501,11 @@ class Store:
             symbols[key] = (own, base_raw, base, 0 if base_raw is None else shelf.depth(key))
         changes = {(language, facts.pair_blob(old, new)): (codec.raw_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
-        offered = {key: (codec.raw_refs(file_refs), None, None, 0)
-                   for key, file_refs in refs.items()}  # fmt: skip
         with self._write() as conn:
+            gone = replaced - facts.held(conn, replaced)
+            facts.drop_refs(conn, gone)
+            offered = {key: (codec.raw_refs(file_refs), None, None, 0)
+                       for key, file_refs in refs.items() if key[1] not in gone}  # fmt: skip
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
                     + facts.save(conn, shelf.version, facts.CHANGES, changes, now)
                     + facts.save(conn, shelf.version, facts.REFS, offered, now,
