@@ -24,7 +24,7 @@ from symdiff.parse.shelf import CHAIN, SymbolShelf
 from symdiff.query.answer import DiffQuery, diff
 from symdiff.record.indexer import reconcile
 from symdiff.record.retention import collect
-from symdiff.store import ChangeFilter, Position, Store
+from symdiff.store import ChangeFilter, Position, Store, facts
 from symdiff.store.engine import make_engine
 from symdiff.store.gc import delete_facts
 from symdiff.store.migrate import upgrade
@@ -317,7 +317,7 @@ def test_a_revision_0008_database_upgrades_in_place(backend: str,
     before = table_rows(url, at_0008)
     assert len(before["changes"]) == 2 and len(before["agent_turns"]) == 1
     with Store(url) as store:
-        assert store.revision() == HEAD == "0009"
+        assert store.revision() == HEAD == "0010"
     assert table_rows(url, at_0008) == before  # every row of 0008 survived, column for column
     assert set(table_columns(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
     with Store(url) as store:
@@ -351,7 +351,7 @@ def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
     engine = make_engine(url)
     try:
         with engine.connect() as conn:
-            upgrade(conn)
+            upgrade(conn, to="0009")
             assert current_revision(conn) == "0009"
             command.downgrade(_config(conn), "0008")
             conn.commit()
@@ -359,6 +359,47 @@ def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
     finally:
         engine.dispose()
     assert table_rows(url, table_columns(url)) == before
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_revision_0009_database_gets_the_files_blob_index_in_place(
+        backend: str, request: pytest.FixtureRequest) -> None:  # fmt: skip
+    """0010 indexes files.blob_hash in place: the file states and facts written at 0009 read
+    back, and a record's probe of the blob it replaced finds the file that still holds it."""
+    from sqlalchemy import inspect
+
+    url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
+    _fill_0008(url)
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        upgrade(conn, to="0009")
+    with engine.begin() as conn:
+        for path, blob in (("a.py", b"\x01" * 20), ("b.py", b"\x01" * 20), ("c.py", b"\x02" * 20)):
+            conn.execute(text("INSERT INTO files (workspace_id, path, blob_hash, size, mtime_ns, "
+                              "checked_ns) VALUES (1, :p, :b, 1, 1, 1)"), {"p": path, "b": blob})
+    engine.dispose()
+    at_0009 = table_columns(url)
+    before = table_rows(url, at_0009)
+    with Store(url) as store:
+        assert store.revision() == HEAD == "0010"
+        names = {ix["name"] for ix in inspect(store.engine).get_indexes("files")}
+        assert "ix_files_blob_hash" in names
+        with store._read() as conn:
+            assert facts.held(conn, ["01" * 20, "03" * 20]) == {"01" * 20}
+    assert table_rows(url, at_0009) == before
+    engine = make_engine(url)
+    try:
+        from alembic import command
+
+        from symdiff.store.migrate import _config
+
+        with engine.connect() as conn:
+            command.downgrade(_config(conn), "0009")
+            conn.commit()
+        assert "ix_files_blob_hash" not in {
+            ix["name"] for ix in inspect(engine).get_indexes("files")}
+    finally:
+        engine.dispose()
 
 
 # ---- deltas ----------------------------------------------------------------------------------

@@ -99,6 +99,8 @@ files = Table(
     Column("size", BigInteger, nullable=False),
     Column("mtime_ns", BigInteger, nullable=False),
     Column("checked_ns", BigInteger, nullable=False),
+    # Whether a file still holds a blob whose references a record is about to drop (0010).
+    Index(None, "blob_hash"),
 )
 
 # A change's `origin_info` and `git` (compact JSON, either may be NULL), stored once for every
