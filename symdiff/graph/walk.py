@@ -26,7 +26,7 @@ from symdiff.graph.testing import (
     run_commands,
     tests_of,
 )
-from symdiff.graph.users import Edges
+from symdiff.graph.users import SHARED_AT, Edges, Users
 from symdiff.parse.refs import RefKind
 
 CONFIDENCE = {rank: name for name, rank in RANK.items()} | {INFERRED: NAME}
@@ -50,7 +50,6 @@ def _by_name(policy: Policy, level: int) -> bool:
 
 def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
     """Every node reaching a start, breadth first from all of them at once, within the budget."""
-    policy = edges.policy
     out = _Walk()
     depth, via, rank, bits = out.depth, out.via, out.rank, out.starts
     for bit, start in enumerate(starts):
@@ -59,39 +58,77 @@ def _walk(edges: Edges, starts: Sequence[Node]) -> _Walk:
         bits[start] |= 1 << bit
     frontier = list(depth)
     level = 0
-    named, into_tests = RANK[NAME], policy.name_edges_into_tests
-    users_of, goes = edges.users, edges.ix.memo.goes
-    while frontier and len(depth) < policy.node_budget:
+    taken: dict[int, tuple[int, int, int]] = {}  # a shared users dict: (level, starts, rank)
+    while frontier and len(depth) < edges.policy.node_budget:
         level += 1
-        by_name = _by_name(policy, level)
-        found: list[tuple[Node, Node]] = []
-        this_level: set[Node] = set()  # the nodes first reached at this level
-        for node in frontier:
-            users = users_of(node, by_name=by_name or into_tests)
-            if not users:
-                continue
-            here_rank, here_bits, name = rank[node], bits[node], node[1]
-            if not by_name:
-                users = {u: r for u, r in users.items() if r != named or edges.in_tests(u)}
-            # Reached again at this level from another node: more starts, maybe a better rank.
-            if this_level and not this_level.isdisjoint(users):
-                for user in this_level.intersection(users):
-                    bits[user] |= here_bits
-                    edge_rank = users[user]
-                    path_rank = here_rank if here_rank < edge_rank else edge_rank
-                    if path_rank > rank[user]:
-                        via[user], rank[user] = name, path_rank
-            new = [user for user in users if user not in depth]
-            for user in new:
-                edge_rank = users[user]
-                depth[user], via[user] = level, name
-                rank[user] = here_rank if here_rank < edge_rank else edge_rank
-                bits[user] = here_bits
-                found.append((user, node))
-            this_level.update(new)
-        frontier = [n for n, before in found
-                    if goes.get(n) == GO or _goes_on(edges, n, before)]  # fmt: skip
+        frontier = _onward(edges, _step(edges, out, frontier, level, taken))
     return out
+
+
+def _step(edges: Edges, out: _Walk, frontier: list[Node], level: int,
+          taken: dict[int, tuple[int, int, int]]) -> list[tuple[Node, Node]]:  # fmt: skip
+    """One level of the walk: the users of the frontier's nodes, each with the node that
+    reached it first; a user reached again at this level takes the starts and the best rank."""
+    policy = edges.policy
+    depth, via, rank, bits = out.depth, out.via, out.rank, out.starts
+    by_name = _by_name(policy, level)
+    named, users_of = RANK[NAME], edges.users
+    found: list[tuple[Node, Node]] = []
+    this_level: set[Node] = set()  # the nodes first reached at this level
+    for node in frontier:
+        users = users_of(node, by_name=by_name or policy.name_edges_into_tests)
+        if not users:
+            continue
+        here_rank, here_bits, name = rank[node], bits[node], node[1]
+        if not by_name:
+            users = {u: r for u, r in users.items() if r != named or edges.in_tests(u)}
+        elif len(users) >= SHARED_AT and _taken_in(taken, users, level, here_bits, here_rank):
+            continue
+        if this_level and not this_level.isdisjoint(users):
+            for user in this_level.intersection(users):
+                bits[user] |= here_bits
+                edge_rank = users[user]
+                path_rank = here_rank if here_rank < edge_rank else edge_rank
+                if path_rank > rank[user]:
+                    via[user], rank[user] = name, path_rank
+        new = [user for user in users if user not in depth]
+        for user in new:
+            edge_rank = users[user]
+            depth[user], via[user] = level, name
+            rank[user] = here_rank if here_rank < edge_rank else edge_rank
+            bits[user] = here_bits
+            found.append((user, node))
+        this_level.update(new)
+    return found
+
+
+def _taken_in(taken: dict[int, tuple[int, int, int]], users: Users, level: int, starts: int,
+              rank: int) -> bool:  # fmt: skip
+    """Whether a dict of users another node shares (`Edges._shared`) was taken in before so
+    that this node adds nothing: at an earlier level (its users are all reached), or at this
+    one with these starts and this rank already; notes this node's otherwise."""
+    before = taken.get(id(users))
+    if before is None:
+        taken[id(users)] = (level, starts, rank)
+        return False
+    at, had_starts, had_rank = before
+    if at < level or (starts | had_starts == had_starts and rank <= had_rank):
+        return True
+    taken[id(users)] = (level, starts | had_starts, max(rank, had_rank))
+    return False
+
+
+def _onward(edges: Edges, found: list[tuple[Node, Node]]) -> list[Node]:
+    """The nodes the walk goes on from (not a test; a class only as `_class_goes_on` says)."""
+    goes = edges.ix.memo.goes
+    frontier = []
+    for user, before in found:
+        way = goes.get(user)
+        if way is None:
+            way = goes[user] = _way(edges, user)
+        if way == GO or (way == CLASS_BODY and _class_goes_on(edges, user, before)):
+            frontier.append(user)
+    return frontier
 
 
 def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
