@@ -84,17 +84,17 @@ class Memo:
         self.goes: dict[Node, int] = {}  # walk._way
         self.bindings: dict[str, dict[str, list[str]]] = {}
         self.file_tests: dict[str, frozenset[str]] = {}  # testing.file_tests
-        # The tests a reached node stands for, as numbers of one numbering of the tests
-        # (walk._test_numbers).
-        self.test_numbers: dict[Node, tuple[int, ...]] = {}
+        # Whether a reached node is a test, and the tests it stands for as numbers of one
+        # numbering of the tests (walk._stands_for); None: none.
+        self.stands_for: dict[Node, tuple[bool, tuple[int, ...]] | None] = {}
         self.test_number: dict[tuple[str, str], int] = {}  # (path, node id) -> number
-        self.numbered: list[TestId] = []  # bit -> the test
+        self.numbered: list[TestId] = []  # number -> the test
 
     def clear(self) -> None:
         """Forget everything."""
         tables = (self.module_keys, self.definition_keys, self.reach_keys, self.subclasses,
                   self.bases, self.tests, self.resolved, self.bindings, self.is_test,
-                  self.stored, self.goes, self.file_tests, self.test_numbers, self.test_number,
+                  self.stored, self.goes, self.file_tests, self.stands_for, self.test_number,
                   self.numbered)  # fmt: skip
         for table in tables:
             table.clear()

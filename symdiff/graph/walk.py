@@ -244,40 +244,35 @@ def impact(
     )
 
 
-Groups = dict[tuple[int, int], list[tuple[Node, bool]]]
+Groups = dict[tuple[int, int], list[tuple[Node, bool, tuple[int, ...]]]]
 
 
 def _sorted_out(ix: Index, walk: _Walk, starts: set[Node], depth: int, policy: Policy
                 ) -> tuple[list[tuple[Node, int]], Groups, int]:  # fmt: skip
     """The callers (node, depth) within `depth`; the nodes that stand for tests, grouped by
-    (the tests' depth, minus their confidence's rank), each with whether it is a test itself;
-    and the bits of the starts that some test reaches."""
+    (the tests' depth, minus their confidence's rank), each with whether it is a test itself
+    and its tests' numbers; and the bits of the starts that some test reaches."""
     callers: list[tuple[Node, int]] = []
     groups: Groups = {}
     tested = 0
     resolved = RANK[RESOLVED]
-    files, ranks, is_test_memo = ix.files, walk.rank, ix.memo.is_test
-    numbers = ix.memo.test_numbers
+    ranks, stands, needs_resolved = walk.rank, ix.memo.stands_for, policy.expand_needs_resolved
     for node, level in walk.depth.items():
         rank = ranks[node]
         if 0 < level <= depth and rank != INFERRED and node not in starts:
             callers.append((node, level))
-        entry = files.get(node[0])
-        if entry is None or not entry.test_scope:
+        found = stands[node] if node in stands else _stands_for(ix, node, policy)
+        if found is None:
             continue
-        itself = is_test_memo.get(node)
-        if itself is None:
-            itself = is_test(ix, node)
-        if not itself and policy.expand_needs_resolved and rank != resolved:
-            continue
-        if not (numbers[node] if node in numbers else _test_numbers(ix, node, itself, policy)):
+        itself, numbers = found
+        if not itself and needs_resolved and rank != resolved:
             continue
         tested |= walk.starts[node]
         key = (level if itself else level + 1, -RANK[CONFIDENCE[rank]])
         group = groups.get(key)
         if group is None:
             group = groups[key] = []
-        group.append((node, itself))
+        group.append((node, itself, numbers))
     return callers, groups, tested
 
 
@@ -285,11 +280,10 @@ def _first_hits(ix: Index, walk: _Walk, groups: Groups) -> dict[tuple[str, str],
     """Each test once, as the first node of the nearest, most confident group gives it."""
     tests: dict[tuple[str, str], TestHit] = {}  # (path, node id): Go's ids are bare names
     taken: set[int] = set()  # the tests' numbers given so far
-    numbers_of, numbered = ix.memo.test_numbers, ix.memo.numbered
+    numbered = ix.memo.numbered
     for (at, _), group in sorted(groups.items()):
         confidence = CONFIDENCE[walk.rank[group[0][0]]]
-        for node, itself in group:
-            numbers = numbers_of[node]
+        for node, itself, numbers in group:
             if taken.issuperset(numbers):  # most often (in C)
                 continue
             fresh = [n for n in numbers if n not in taken]
@@ -302,14 +296,16 @@ def _first_hits(ix: Index, walk: _Walk, groups: Groups) -> dict[tuple[str, str],
     return tests
 
 
-def _test_numbers(ix: Index, node: Node, itself: bool, policy: Policy) -> tuple[int, ...]:
-    """The tests a reached test-scope node stands for (a test itself; or a test class, a
-    setUp, an autouse fixture: the tests it runs before), as numbers of the memo's one
-    numbering of tests: a turn's walk meets the same suites through thousands of nodes, and
-    a number is quicker to look up than a test."""
+def _stands_for(ix: Index, node: Node, policy: Policy) -> tuple[bool, tuple[int, ...]] | None:
+    """Whether a reached node is a test itself, and the tests it stands for (itself; or, for a
+    test class, a setUp, an autouse fixture, the tests it runs before) as numbers of the
+    memo's one numbering of tests: a turn's walk meets the same suites through thousands of
+    nodes, and a number is quicker to look up than a test. None: it stands for no test."""
     memo = ix.memo
-    found = memo.test_numbers.get(node)
-    if found is None:
+    entry = ix.files.get(node[0])
+    found: tuple[bool, tuple[int, ...]] | None = None
+    if entry is not None and entry.test_scope:
+        itself = is_test(ix, node)
         tests = tests_of(ix, node, policy)
         if not itself:
             tests += tuple(fixture_scope_tests(ix, node))
@@ -321,19 +317,17 @@ def _test_numbers(ix: Index, node: Node, itself: bool, policy: Policy) -> tuple[
                 number = memo.test_number[key] = len(memo.numbered)
                 memo.numbered.append(test)
             numbers[number] = None
-        found = memo.test_numbers[node] = tuple(numbers)
+        if numbers:
+            found = (itself, tuple(numbers))
+    memo.stands_for[node] = found
     return found
 
 
 def _has_tests(ix: Index, node: Node, policy: Policy, resolved: bool) -> bool:
     """Whether a reached node is a test or runs before some (a setUp, an autouse fixture)."""
-    entry = ix.files.get(node[0])
-    if entry is None or not entry.test_scope:
-        return False
-    itself = is_test(ix, node)
-    if not itself and policy.expand_needs_resolved and not resolved:
-        return False
-    return bool(_test_numbers(ix, node, itself, policy))
+    stands = ix.memo.stands_for
+    found = stands[node] if node in stands else _stands_for(ix, node, policy)
+    return found is not None and (found[0] or resolved or not policy.expand_needs_resolved)
 
 
 def _keep_test(
