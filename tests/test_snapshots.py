@@ -107,6 +107,10 @@ def test_many_versions_round_trip_through_capped_chains(backend: str,
         rows = _rows(store)
         read = [store.snapshot(h) for h in hashes]
     assert [s.data for s in read if s is not None] == texts
+    with Store(url) as store:  # many at once: whole and delta rows alike, unknown ones None
+        unknown = "ab" * 20
+        assert store.get_blobs([*reversed(hashes), unknown]) == {
+            **dict(zip(hashes, texts, strict=True)), unknown: None}
     depths = [s.depth for s in read if s is not None]
     assert depths == [i % (MAX_DEPTH + 1) for i in range(80)]
     assert max(depths) == MAX_DEPTH
@@ -164,6 +168,8 @@ def test_a_delta_whose_base_is_gone_is_an_error_not_wrong_bytes(
             conn.execute(delete(t.blobs).where(t.blobs.c.hash == h1))
         with pytest.raises(StoreError, match=f"delta against {h1}, which the database no"):
             store.get_blob(h2)
+        with pytest.raises(StoreError, match=f"delta against {h1}, which the database no"):
+            store.get_blobs([h2])
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])

@@ -134,8 +134,8 @@ def _keep_raw(store: Store, version: str, found: Mapping[Key, tuple[bytes, bytes
 
 def _texts(store: Store, keys: Sequence[Key]) -> list[tuple[Key, bytes]]:
     """The stored texts of these blobs (those kept by hash only left out)."""
-    found = [(key, store.get_blob(key[1])) for key in keys]
-    return [(key, text) for key, text in found if text is not None]
+    found = store.get_blobs([key[1] for key in keys])
+    return [(key, text) for key in keys if (text := found[key[1]]) is not None]
 
 
 def current(settings: Settings, store: Store, workspace_id: int) -> Graph:
