@@ -97,22 +97,23 @@ def _detect_binary(data: bytes) -> bool:
 
 
 def _is_utf8(data: bytes) -> bool:
-    """True when `data` is valid UTF-8, decoding only the stretches that hold non-ASCII bytes.
+    """True when `data` is valid UTF-8, decoded a stretch at a time.
 
     A UTF-8 sequence never holds an ASCII byte, so cutting just after a newline never splits
     one. Decoding a whole 4 MiB text costs up to 9 ms when one character in it needs 4 bytes
-    (the decoder builds a UCS-4 string of every character); most stretches of source are ASCII,
-    and `isascii` skips them at memory speed.
+    (the decoder builds a UCS-4 string of every character); a stretch's string is small and
+    short-lived, and most stretches of source are ASCII, which the decoder copies at memory
+    speed. The stretches are views, not copies: slicing then checking `isascii` first cost a
+    quarter more on mostly-ASCII texts and saved nothing on others.
     """
+    view = memoryview(data)
     start, size = 0, len(data)
     while start < size:
         end = data.find(b"\n", start + _STRETCH) + 1 or size
-        stretch = data[start:end]
-        if not stretch.isascii():
-            try:
-                stretch.decode("utf-8")
-            except UnicodeDecodeError:
-                return False
+        try:
+            str(view[start:end], "utf-8")
+        except UnicodeDecodeError:
+            return False
         start = end
     return True
 
