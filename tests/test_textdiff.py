@@ -136,6 +136,16 @@ def test_directory_missing_and_oversized_fail(root: Path) -> None:
     assert at_cap["lines_b"] == READ_CAP // 2
 
 
+def test_path_a_fails_first_though_path_b_is_read_beside_it(root: Path) -> None:
+    ok = _write(root / "ok.txt", "ok\n")
+    missing_a, missing_b = root / "missing-a.txt", root / "missing-b.txt"
+    cases = ((missing_a, missing_b, f"{missing_a}: no such file"), (root, missing_b, "directory"))
+    for a, b, message in (*cases, (ok, missing_b, f"{missing_b}: no such file")):
+        with pytest.raises(ToolFailed) as info:
+            text_diff(path_a=str(a), path_b=str(b), allowed_roots=[root])
+        assert message in str(info.value)
+
+
 def test_fifo_fails_without_blocking(root: Path) -> None:
     ok = _write(root / "ok.txt", "ok\n")
     os.mkfifo(root / "fifo")
