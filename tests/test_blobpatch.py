@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pygit2
 import pytest
 from pygit2.enums import ConfigLevel, DiffOption, ObjectType
 
-from symdiff.diffs import linediff
+from symdiff.diffs import blobpatch, linediff
 from symdiff.diffs.blobid import blob_id, blob_ids_aside
 from symdiff.diffs.blobpatch import blob_patch
 
@@ -95,6 +96,21 @@ def test_large_pairs_take_the_blob_path_and_keep_their_output(
         assert f"\nindex {ids[0]}..{ids[1]} 100644\n--- a/f\n+++ b/f\n" in section
         assert section.endswith(_hunks(expected).decode())
     assert len(calls) == 3 and min(calls) >= linediff._BLOB_PATCH_MIN
+
+
+def test_a_patch_leaves_no_text_behind() -> None:
+    """The one-call repository outlives the call in a reference cycle, until the garbage
+    collector's next pass: its backend must not hold both texts meanwhile."""
+    gc.collect()
+    gc.disable()
+    try:
+        made = _by_blobs(b"a\n" * 40_000, b"b\n" * 40_000, 3)
+        del made
+        backends = [o for o in gc.get_objects() if isinstance(o, blobpatch._Texts)]
+        assert backends
+        assert all(not backend._blobs for backend in backends)
+    finally:
+        gc.enable()
 
 
 def test_hash_verification_is_back_on_after_a_patch() -> None:
