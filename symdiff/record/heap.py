@@ -38,8 +38,8 @@ def _keep_freed_memory() -> bool:
     of the largest such block freed, at most 32 MiB) and gives the free top of its heap back to
     the kernel once it passes twice the threshold. A `text_diff` of two 4 MiB files allocates
     about 30 MiB (both texts, libgit2's copies of them, xdiff's tables) and frees it all by the
-    next call, so every call had the kernel fault in and zero some 5,500 fresh pages: a
-    quarter of its CPU time. Pinned at 32 and 64 MiB from the start, the next call reuses those
+    next call, so every call had the kernel fault in and zero some 2,500 fresh pages: 2-3 ms,
+    a tenth of its CPU time. Pinned at 32 and 64 MiB from the start, the next call reuses those
     pages instead. The price: up to 64 MiB of freed heap stays with the process.
     """
     try:
