@@ -1,6 +1,6 @@
 """text_diff on cold 4 MiB pairs of short lines, beside GNU `diff -u` in the same run.
 
-Run: .venv/bin/python benchmarks/textdiff_speed.py [--rounds N] [--edits N]
+Run: .venv/bin/python benchmarks/textdiff_speed.py [--rounds N] [--edits N] [--default-heap]
 
 Every round makes a fresh pair (about 66,000 lines of 20 to 110 bytes, a few holding UTF-8
 letters, then N scattered substitutions, deletions and insertions), writes it to new files for
@@ -8,6 +8,11 @@ each contender, and times `diff -u` (a process) and `text_diff` in path mode (th
 unified diff, line counts and the ACP diff with its git patch) on files that this process has
 never read, with no in-process cache to hit. The page cache holds the files as after any
 write; it is not dropped, since that would slow every other process on the machine.
+
+`text_diff` runs as `symdiff serve` runs it, in a process that settled its heap once ready
+(`settle_heap(keep_freed_memory=True)`: malloc keeps what one call frees for the next);
+`--default-heap` measures it in a process left with glibc's defaults instead, as a script
+calling the library would be.
 
 Rounds alternate which contender goes first. Each figure is the median over rounds, in wall
 time, in CPU time (this process, or the diff process) and in minor page faults (fresh pages
@@ -28,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from symdiff.diffs.textdiff import READ_CAP, text_diff
+from symdiff.record.heap import settle_heap
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz_"
 _UNICODE_WORDS = ["café", "naïve", "→", "Straße", "日本", "µs"]
@@ -113,7 +119,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--edits", type=int, default=400)
+    parser.add_argument("--default-heap", action="store_true", help="glibc's malloc defaults")
     args = parser.parse_args()
+    if not args.default_heap:
+        settle_heap(keep_freed_memory=True)  # as `symdiff serve` does once it is ready
     rounds = []
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -124,6 +133,7 @@ def main() -> None:
     print(
         f"{args.rounds} cold pairs of {len(sample):,} bytes, {lines:,} lines, "
         f"{args.edits} scattered edits; medians"
+        + ("; glibc's malloc defaults" if args.default_heap else "; heap settled as the server's")
     )
     for measure, index in (("wall", 0), ("CPU", 1)):
         gnu = statistics.median(r["gnu"][index] for r in rounds)

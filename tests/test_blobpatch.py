@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,8 @@ import pygit2
 import pytest
 from pygit2.enums import ConfigLevel, DiffOption, ObjectType
 
-from symdiff.diffs import linediff
-from symdiff.diffs.blobid import PARALLEL_MIN, blob_id, blob_ids
+from symdiff.diffs import blobpatch, linediff
+from symdiff.diffs.blobid import blob_id, blob_ids_aside
 from symdiff.diffs.blobpatch import blob_patch
 
 FLAGS = DiffOption.FORCE_TEXT | DiffOption.INDENT_HEURISTIC
@@ -28,8 +29,7 @@ def _by_buffers(old: bytes, new: bytes, context: int) -> pygit2.Patch:
 
 
 def _by_blobs(old: bytes, new: bytes, context: int) -> pygit2.Patch:
-    ids = {"old_id": blob_id(old), "new_id": blob_id(new)}
-    return blob_patch(old, new, **ids, context=context, flags=FLAGS)
+    return blob_patch(old, new, context=context, flags=FLAGS)
 
 
 def _line(rng: random.Random) -> bytes:
@@ -61,16 +61,18 @@ def _pair(rng: random.Random, size: int) -> tuple[bytes, bytes]:
 
 
 def test_random_pairs_give_the_same_hunks_and_ids() -> None:
+    """The blobs' hunks are libgit2's own; the ids hashed beside them are libgit2's own too."""
     rng = random.Random(25)
     for round_ in range(150):
         old, new = _pair(rng, rng.choice([0, 1, 5, 40, 300, 3000]))
         if old == new:
             continue
         context = rng.choice([0, 1, 3, 20])
+        ids = blob_ids_aside(old, new)
         by_buffers, by_blobs = _by_buffers(old, new, context), _by_blobs(old, new, context)
         assert _hunks(by_blobs) == _hunks(by_buffers), (round_, old, new, context)
-        assert by_blobs.delta.old_file.id == by_buffers.delta.old_file.id
-        assert by_blobs.delta.new_file.id == by_buffers.delta.new_file.id
+        expected = (str(by_buffers.delta.old_file.id), str(by_buffers.delta.new_file.id))
+        assert ids() == expected
 
 
 def test_large_pairs_take_the_blob_path_and_keep_their_output(
@@ -94,6 +96,21 @@ def test_large_pairs_take_the_blob_path_and_keep_their_output(
         assert f"\nindex {ids[0]}..{ids[1]} 100644\n--- a/f\n+++ b/f\n" in section
         assert section.endswith(_hunks(expected).decode())
     assert len(calls) == 3 and min(calls) >= linediff._BLOB_PATCH_MIN
+
+
+def test_a_patch_leaves_no_text_behind() -> None:
+    """The one-call repository outlives the call in a reference cycle, until the garbage
+    collector's next pass: its backend must not hold both texts meanwhile."""
+    gc.collect()
+    gc.disable()
+    try:
+        made = _by_blobs(b"a\n" * 40_000, b"b\n" * 40_000, 3)
+        del made
+        backends = [o for o in gc.get_objects() if isinstance(o, blobpatch._Texts)]
+        assert backends
+        assert all(not backend._blobs for backend in backends)
+    finally:
+        gc.enable()
 
 
 def test_hash_verification_is_back_on_after_a_patch() -> None:
@@ -127,9 +144,14 @@ def test_the_users_attributes_do_not_pick_a_diff_driver(tmp_path: Path) -> None:
     assert headers == ["@@ -19,7 +19,7 @@ zeta\n"]
 
 
-def test_two_large_ids_hashed_at_once_are_the_ids_one_by_one() -> None:
+def test_ids_hashed_aside_are_the_ids_one_by_one() -> None:
     rng = random.Random(11)
-    big = bytes(rng.getrandbits(8) for _ in range(PARALLEL_MIN + 7))
+    big = rng.randbytes((1 << 20) + 7)
     other = big[::-1]
-    for a, b in ((big, other), (b"small", other), (big, b""), (other, other)):
-        assert blob_ids(a, b) == (blob_id(a), blob_id(b))
+    waits = [blob_ids_aside(a, b) for a, b in ((big, other), (b"small", other), (big, b""))]
+    assert [wait() for wait in waits] == [
+        (blob_id(big), blob_id(other)),
+        (blob_id(b"small"), blob_id(other)),
+        (blob_id(big), blob_id(b"")),
+    ]
+    assert blob_id(b"") == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"  # git hash-object

@@ -193,6 +193,30 @@ def test_line_counts_are_each_sides_count_lines() -> None:
             assert line_counts(old, new, context=context) == expected
 
 
+def test_line_counts_wherever_the_last_change_falls() -> None:
+    """Counts read off the last change (see `_counts_by_patch`): at the start, the middle or the
+    end of a text, an addition or a removal, with or without a final newline, large or small."""
+    body = [b"line %d\n" % i for i in range(20_000)]
+    edits = {
+        "first line changed": lambda ls: [b"new first\n", *ls[1:]],
+        "first line removed": lambda ls: ls[1:],
+        "line added at the start": lambda ls: [b"zero\n", *ls],
+        "middle line removed": lambda ls: ls[:900] + ls[901:],
+        "last line changed": lambda ls: [*ls[:-1], b"new last\n"],
+        "last line removed": lambda ls: ls[:-1],
+        "line added at the end": lambda ls: [*ls, b"one more\n"],
+        "crlf line added at the end": lambda ls: [*ls, b"one more\r\n"],
+    }
+    for size in (30, 20_000):
+        old = b"".join(body[:size])
+        for name, edit in edits.items():
+            new = b"".join(edit(body[:size]))
+            for a, b in ((old, new), (new, old), (old.rstrip(b"\n"), new), (old, new[:-1])):
+                for context in (0, 3, 20):
+                    expected = (count_lines(a), count_lines(b))
+                    assert line_counts(a, b, context=context) == expected, (name, size, context)
+
+
 def test_count_lines_and_blob_id(tmp_path: Path) -> None:
     assert [count_lines(x) for x in (b"", b"a", b"a\n", b"a\nb", b"\n\n")] == [0, 1, 1, 2, 2]
     (tmp_path / "f").write_bytes(b"hello\n")

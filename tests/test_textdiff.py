@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,30 @@ def test_directory_missing_and_oversized_fail(root: Path) -> None:
         assert info.value.code == "tool_failed"
     at_cap = text_diff(path_a=str(ok), path_b=str(root / "cap.txt"), allowed_roots=[root])
     assert at_cap["lines_b"] == READ_CAP // 2
+
+
+def test_path_a_fails_first_though_path_b_is_read_beside_it(root: Path) -> None:
+    ok = _write(root / "ok.txt", "ok\n")
+    missing_a, missing_b = root / "missing-a.txt", root / "missing-b.txt"
+    cases = ((missing_a, missing_b, f"{missing_a}: no such file"), (root, missing_b, "directory"))
+    for a, b, message in (*cases, (ok, missing_b, f"{missing_b}: no such file")):
+        with pytest.raises(ToolFailed) as info:
+            text_diff(path_a=str(a), path_b=str(b), allowed_roots=[root])
+        assert message in str(info.value)
+
+
+def test_calls_from_several_threads_at_once_answer_as_one_at_a_time(root: Path) -> None:
+    """Large pairs share the threads that read and hash them (textdiff, blobid)."""
+    pairs = []
+    for i in range(6):
+        old = b"".join(b"line %d of pair %d\n" % (n, i) for n in range(5000))
+        new = old.replace(b"line 4%d" % i, b"LINE 4%d" % i)
+        a, b = _write(root / f"{i}a.txt", old), _write(root / f"{i}b.txt", new)
+        pairs.append({"path_a": str(a), "path_b": str(b), "allowed_roots": [root]})
+    alone = [text_diff(**kw) for kw in pairs]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda kw: text_diff(**kw), pairs * 4))
+    assert together == alone * 4
 
 
 def test_fifo_fails_without_blocking(root: Path) -> None:

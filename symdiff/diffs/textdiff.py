@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from symdiff.diffs.acp import FilePatch, build_diff
@@ -24,6 +25,9 @@ MAX_CONTEXT = 20
 _MARKER_ROOM = 64
 
 PathArg = str | os.PathLike[str]
+
+# Reads path_b while path_a is read (see _read_pair); its thread starts on first use.
+_second_reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="symdiff-text-diff-read")
 
 
 def text_diff(
@@ -51,7 +55,7 @@ def text_diff(
         assert path_a is not None and path_b is not None  # _pick_mode checked both
         where_a = _gate(path_a, "path_a", allowed_roots)
         where_b = _gate(path_b, "path_b", allowed_roots)
-        old, new = _read(where_a, path_a), _read(where_b, path_b)
+        old, new = _read_pair(where_a, path_a, where_b, path_b)
         label_a = os.fspath(path_a) if label_a is None else label_a
         label_b = os.fspath(path_b) if label_b is None else label_b
     else:
@@ -132,6 +136,20 @@ def _gate(path: object, name: str, allowed_roots: Sequence[Path]) -> Beneath:
     if where is None:
         raise FsDenied(f"{raw} is outside the allowed roots")
     return where
+
+
+def _read_pair(
+    where_a: Beneath, shown_a: PathArg, where_b: Beneath, shown_b: PathArg
+) -> tuple[bytes, bytes]:
+    """Both files, the second read on a thread of its own while the first is read here.
+
+    A read lets go of the GIL, and most of its time is the kernel's (copying from the page
+    cache into fresh pages): two 4 MiB files take about 2 ms each. A's error wins over B's,
+    as if they were read one after the other.
+    """
+    later = _second_reader.submit(_read, where_b, shown_b)
+    old = _read(where_a, shown_a)
+    return old, later.result()
 
 
 def _read(where: Beneath, shown: PathArg) -> bytes:
