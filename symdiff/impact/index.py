@@ -94,17 +94,19 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
             if n + 1 < len(chunks):
                 texts = io.submit(_texts, store, chunks[n + 1])
             texts_of = [(key[0], text) for key, text in wanted]
-            if kept is not None:
-                kept.result()  # its errors surface here, in order
+            # The workers parse this chunk while the thread stores the last one (then reads
+            # the next): the store waits for neither.
             if read:
                 found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
                     wanted, pool.with_refs(texts_of), strict=True)}
-                kept = io.submit(_keep, store, version, found)
                 out.update(found)
             else:
                 stored = dict(zip([key for key, _ in wanted], pool.stored_refs(texts_of),
                                   strict=True))  # fmt: skip
-                kept = io.submit(_keep_raw, store, version, stored)
+            if kept is not None:
+                kept.result()  # its errors surface here, in order
+            kept = (io.submit(_keep, store, version, found) if read
+                    else io.submit(_keep_raw, store, version, stored))  # fmt: skip
             done += len(chunk)
             if progress is not None:
                 progress(done, len(todo))
