@@ -532,17 +532,17 @@ class _Plain:
         if name_node is None or body is None:
             return None
         first = node  # the outermost wrapper, if any (no leading nodes in such a family)
-        at = node.start_byte
-        if self.mark_at < at:  # a wrapper may begin between the definition before and this one
+        start, end_byte = node.byte_range  # one attribute read for two (each is a lookup)
+        if self.mark_at < start:  # a wrapper may begin between the definition before and this
             above = node.parent
             while above is not None and above.kind_id in self.wrappers:
                 first, above = above, above.parent
             if self.mark_at >= 0:
-                found = self.source.find(self.mark, at)
+                found = self.source.find(self.mark, start)
                 self.mark_at = found if found >= 0 else len(self.source)
-        start, hole, hole_end, stop = (
-            first.start_byte, name_node.start_byte, name_node.end_byte, body.start_byte
-        )  # fmt: skip
+            start = first.start_byte
+        hole, hole_end = name_node.byte_range
+        stop = body.start_byte
         if not start <= hole < stop:
             return None
         source = self.source
@@ -577,7 +577,7 @@ class _Plain:
         symbol.signature = signature  # type: ignore[attr-defined]
         symbol.parent = parent  # type: ignore[attr-defined]
         symbol.start_byte = start  # type: ignore[attr-defined]
-        symbol.end_byte = end_byte = node.end_byte  # type: ignore[attr-defined]
+        symbol.end_byte = end_byte  # type: ignore[attr-defined]
         symbol.__class__ = Symbol  # type: ignore[assignment]
         self.append(symbol)  # type: ignore[arg-type]
         return end_byte, node, (qname, kind)
