@@ -112,6 +112,35 @@ def test_python_decorators_lead_but_docs_do_not() -> None:
     assert (f.start_line, f.header_end_line, f.end_line) == (2, 6, 7)
 
 
+def test_python_decorators_and_comment_marks_found_from_the_bytes() -> None:
+    # An `@` that opens no decorator (an operator, an e-mail address, a string) before a
+    # definition; `#` in a string and in a comment of a header; `@` inside a decorator.
+    source = (
+        "x = a @ b  # mail@example.org\n"
+        "def f(sep='#',  # the mark\n"
+        "      n=1):\n"
+        "    return x\n"
+        "@dec(c@d)\n"
+        "# between\n"
+        "@other\n"
+        "async def g():  # after the colon\n"
+        "    pass\n"
+        "class A:\n"
+        "    def h(self): return '@'\n"
+        "    @property\n"
+        "    def i(self): ...\n"
+    )
+    got = [(s.name, s.kind, s.start_line, s.header_end_line, s.end_line, s.signature)
+           for s in extract("python", source.encode())]  # fmt: skip
+    assert got == [
+        ("f", "function", 2, 3, 4, 'def(sep="#",n=1):'),
+        ("g", "function", 5, 8, 9, "@dec(c@d)@other async def():"),
+        ("A", "class", 10, 10, 13, "class:"),
+        ("A.h", "method", 11, 11, 11, "def(self):"),
+        ("A.i", "method", 12, 13, 13, "@property def(self):"),
+    ]
+
+
 def test_python_same_named_methods_stay_apart() -> None:
     source = "class A:\n    def run(self): ...\nclass B:\n    def run(self): ...\n"
     names = [(s.name, s.kind) for s in extract("python", source.encode())]

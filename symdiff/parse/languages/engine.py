@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from tree_sitter import Language, Node, Query, QueryCursor
 
@@ -79,6 +79,10 @@ class Family:
     # without any has no comment to cut. Python's own (`#`) spare its `f(*args)` the search.
     comment_marks: tuple[bytes, ...] = COMMENT_MARKS
     wrappers: frozenset[str] = frozenset()
+    # A byte every wrapper begins with (Python's `@`), if there is one: a definition with no
+    # such byte between it and the definition before is not wrapped, and the keyword walk does
+    # not ask the tree for its parent.
+    wrapper_mark: bytes | None = None
     leading: frozenset[str] = frozenset()
     prefix: Callable[[Node], str | None] = field(default=lambda _root: None)
     # What the parser sees instead of the source (same length and lines), if not the source.
@@ -101,7 +105,9 @@ class Family:
     # body and the node before it, and its body never opens with a token, so that the header's
     # end can be read from the source instead of the tree (Python: its other extra, a line
     # continuation `\`, ends on the line of its backslash either way; a block opens with a
-    # statement). Names (the cut) must hold no newline.
+    # statement). Names (the cut) must hold no newline, and a comment node must begin with one
+    # of `comment_marks` and be the smallest named node at its first byte (Python's `#...`), so
+    # that the comments in a header are found from its marks.
     header_from_bytes: bool = False
     # The query that finds candidate nodes, when a predicate can drop in C most of the nodes
     # whose handler would return None (Elixir: every expression is a call); default: every node
@@ -374,20 +380,11 @@ class _Walk:
         cut: tuple[Node, ...],
         commented: bool,
     ) -> str:
-        source = self.source
         holes = {(c.start_byte, c.end_byte) for c in cut if start <= c.start_byte < stop}
         if commented:
             for top in (*lead, node):
                 holes.update(self._comments(top, stop))
-        pieces: list[bytes] = []
-        pos = start
-        for lo, hi in sorted(holes):
-            if lo >= pos:
-                pieces.append(source[pos:lo])
-                pos = hi
-            pieces.append(b" ")
-        pieces.append(source[pos:stop])
-        return _finish(b"".join(pieces), self.family.canonical)
+        return _cut(self.source, start, stop, holes, self.family.canonical)
 
     def _comments(self, top: Node, stop: int) -> Iterable[tuple[int, int]]:
         stack = [top]
@@ -415,6 +412,7 @@ class _Keywords(NamedTuple):
     fields: dict[int, tuple[int, int, str, bool]]
     wrappers: frozenset[int]
     sep: str
+    comments: frozenset[int]
 
 
 def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> _Keywords | None:
@@ -445,6 +443,7 @@ def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> 
         fields,
         frozenset(kind_id for kind in family.wrappers for kind_id in ids[kind]),
         sep,
+        frozenset(kind_id for kind in family.comments for kind_id in ids[kind]),
     )
 
 
@@ -465,82 +464,157 @@ def _by_keyword(walk: _Walk, plan: _Keywords, root: Node, top: Enclosing) -> lis
         map(_MATCH_START, itertools.chain.from_iterable(f.finditer(source) for f in plan.finders))
     )
     handlers, fields = plan.handlers, plan.fields
+    record = _Plain(walk, plan).record
     # The root's entry outlasts every keyword, even one in text after the root's last byte.
-    inside: tuple[int, Node, _Scope] = (len(source) + 1, root, top)
-    stack = [inside]
+    end, within, scope = len(source) + 1, root, (top.name, top.kind)
+    stack = [(end, within, scope)]
     for at in hits:
-        while at >= inside[0]:
+        while at >= end:
             stack.pop()
-            inside = stack[-1]
-        node = inside[1].named_descendant_for_byte_range(at, at + 1)
+            end, within, scope = stack[-1]
+        node = within.named_descendant_for_byte_range(at, at + 1)
         if node is None:
             continue
         kind_id = node.kind_id
-        handler = handlers.get(kind_id)
-        if handler is None:
-            continue
-        scope = inside[2]
-        known = fields.get(kind_id)
-        inner = None if known is None else _record(walk, plan, node, known, scope)
-        if inner is None:  # not a field_def, or a header with a comment: the general way
+        known = fields.get(kind_id)  # a field_def (every one is also in handlers)
+        entry = None if known is None else record(node, known, scope)
+        if entry is None:  # not a field_def, or a name outside its header: the general way
+            handler = handlers.get(kind_id)
+            if handler is None:
+                continue
             enclosing = Enclosing(*scope)
             found = handler(node, enclosing)
             if found is None:
                 continue
             inner = walk.emit(node, enclosing, walk.lead(node), found)
-            if found.end is not None:  # it runs on past its node: look for the rest from the root
-                inside = (found.end.end_byte, root, inner)
-                stack.append(inside)
-                continue
-        inside = (node.end_byte, node, inner)
-        stack.append(inside)
+            # A definition that runs on past its node: look for the rest from the root.
+            last = node if found.end is None else found.end
+            entry = (last.end_byte, node if found.end is None else root, inner)
+        stack.append(entry)
+        end, within, scope = entry
     walk.out.sort(key=_START_LINE)
     return walk.out
 
 
-def _record(walk: _Walk, plan: _Keywords, node: Node, known: tuple[int, int, str, bool],
-            scope: _Scope) -> _Scope | None:  # fmt: skip
-    """`walk.emit` for a `field_def` whose header holds no comment, read from the bytes and
-    the header table (`Family.header_from_bytes`); None when it takes the general way."""
-    name_id, body_id, kind, methods = known
-    name_node = node.child_by_field_id(name_id)
-    body = node.child_by_field_id(body_id)
-    if name_node is None or body is None:
-        return None
-    first = node  # the outermost wrapper, if any (no leading nodes in such a family)
-    above = node.parent
-    while above is not None and above.kind_id in plan.wrappers:
-        first, above = above, above.parent
-    start, hole, hole_end, stop = (
-        first.start_byte, name_node.start_byte, name_node.end_byte, body.start_byte
-    )  # fmt: skip
-    if not start <= hole < stop:
-        return None
-    source, canonical = walk.source, walk.family.canonical
-    raw = source[start:hole] + b" " + source[hole_end:stop]
-    headers = _HEADERS[canonical]
-    header = headers.get(raw)
-    if header is None:
-        if _marks(walk.family.comment_marks).search(raw) is not None:
+class _Plain:
+    """`walk.emit` for the `field_def`s of a family that reads headers from bytes
+    (`Family.header_from_bytes`, `_Keywords.fields`): no `Def`, no `Enclosing`, the name read
+    from the source and the header looked up in the header table. One per file; the walk's
+    most frequent work, so what it reads is held in slots."""
+
+    __slots__ = ("append", "comments", "headers", "mark", "mark_at", "marks", "sep", "source",
+                 "walk", "wrappers")  # fmt: skip
+
+    def __init__(self, walk: _Walk, plan: _Keywords) -> None:
+        self.walk = walk
+        self.source = walk.source
+        self.headers = _HEADERS[walk.family.canonical]
+        self.marks = _marks(walk.family.comment_marks)
+        self.comments = plan.comments
+        self.wrappers = plan.wrappers
+        self.sep = plan.sep
+        self.append = walk.out.append
+        # Where the first wrapper mark lies at or after the last definition recorded (its
+        # start): a definition with none since is not wrapped, and its parent is not asked.
+        # -1: the family has no mark, and every definition asks.
+        self.mark = walk.family.wrapper_mark or b""
+        found = self.source.find(self.mark) if self.mark else -1
+        self.mark_at = -1 if not self.mark else found if found >= 0 else len(self.source)
+
+    def record(self, node: Node, known: tuple[int, int, str, bool], scope: _Scope
+               ) -> tuple[int, Node, _Scope] | None:  # fmt: skip
+        """Record the definition at `node`; its entry on the walk's stack: its end, itself and
+        the scope of what it holds (None: a field is missing or the name lies outside the
+        header, for the general way to decide)."""
+        name_id, body_id, kind, methods = known
+        name_node = node.child_by_field_id(name_id)
+        body = node.child_by_field_id(body_id)
+        if name_node is None or body is None:
             return None
-        if len(headers) >= _HEADERS_HELD:
-            headers.clear()
-        header = headers[raw] = _header(raw, canonical)
-    signature, kept, lines = header
-    if kept <= hole - start + 1 or lines < 0:  # the tree tells where the header ends (_header)
-        return None
-    name = source[hole:hole_end].decode("utf-8", "replace")
-    if methods and scope[1] in CLASSLIKE:
-        kind = "method"
-    qname = name if scope[0] is None else f"{scope[0]}{plan.sep}{name}"
-    start_row = first.start_point[0]
-    walk.out.append(
-        _symbol(
-            qname, kind, start_row + 1, _end_line(node), start_row + 1 + lines, signature,
-            scope[0], start, node.end_byte,
-        )
-    )  # fmt: skip
-    return qname, kind
+        first = node  # the outermost wrapper, if any (no leading nodes in such a family)
+        start, end_byte = node.byte_range  # one attribute read for two (each is a lookup)
+        if self.mark_at < start:  # a wrapper may begin between the definition before and this
+            above = node.parent
+            while above is not None and above.kind_id in self.wrappers:
+                first, above = above, above.parent
+            if self.mark_at >= 0:
+                found = self.source.find(self.mark, start)
+                self.mark_at = found if found >= 0 else len(self.source)
+            start = first.start_byte
+        hole, hole_end = name_node.byte_range
+        stop = body.start_byte
+        if not start <= hole < stop:
+            return None
+        source = self.source
+        raw = source[start:hole] + b" " + source[hole_end:stop]
+        header = self.headers.get(raw)
+        if header is None:
+            header = self._header(raw, first, start, hole, hole_end, stop)
+        signature, kept, lines = header
+        start_row = first.start_point[0]
+        if lines < 0 or kept <= hole - start + 1:  # the tree tells where the header ends
+            header_end = self.walk.header_end(body)
+        else:
+            header_end = start_row + 1 + lines
+        try:
+            name = source[hole:hole_end].decode()
+        except UnicodeDecodeError:
+            name = source[hole:hole_end].decode("utf-8", "replace")
+        parent = scope[0]
+        if methods and scope[1] in CLASSLIKE:
+            kind = "method"
+        qname = name if parent is None else f"{parent}{self.sep}{name}"
+        end = node.end_point
+        end_row = end[0]
+        if end[1] or end_row <= node.start_point[0]:  # `_end_line`: column 0 ends the line before
+            end_row += 1
+        symbol = _Unfrozen()  # `_symbol`, inline: a call costs as much as two of its fields
+        symbol.name = qname  # type: ignore[attr-defined]
+        symbol.kind = kind  # type: ignore[attr-defined]
+        symbol.start_line = start_row + 1  # type: ignore[attr-defined]
+        symbol.end_line = end_row  # type: ignore[attr-defined]
+        symbol.header_end_line = header_end  # type: ignore[attr-defined]
+        symbol.signature = signature  # type: ignore[attr-defined]
+        symbol.parent = parent  # type: ignore[attr-defined]
+        symbol.start_byte = start  # type: ignore[attr-defined]
+        symbol.end_byte = end_byte  # type: ignore[attr-defined]
+        symbol.__class__ = Symbol  # type: ignore[assignment]
+        self.append(symbol)  # type: ignore[arg-type]
+        return end_byte, node, (qname, kind)
+
+    def _header(self, raw: bytes, first: Node, start: int, hole: int, hole_end: int,
+                stop: int) -> _Header:  # fmt: skip
+        """The header table's entry for `raw`, added to it; for a header with a comment mark,
+        an entry of its own (not kept) whose end the tree tells (`lines` -1)."""
+        if self.marks.search(raw) is None:
+            headers = self.headers
+            if len(headers) >= _HEADERS_HELD:
+                headers.clear()
+            header = headers[raw] = _header(raw, self.walk.family.canonical)
+            return header
+        # A comment node begins with a mark, and is the smallest named node at its first byte
+        # (`Family.header_from_bytes`): one C call per mark instead of a search of the tree.
+        holes = {(hole, hole_end)}
+        for mark in self.marks.finditer(self.source, start, stop):
+            at = mark.start()
+            found = first.named_descendant_for_byte_range(at, at + 1)
+            if found is not None and found.kind_id in self.comments:
+                holes.add((found.start_byte, found.end_byte))
+        return _cut(self.source, start, stop, holes, self.walk.family.canonical), 0, -1
+
+
+def _cut(source: bytes, start: int, stop: int, holes: Iterable[tuple[int, int]],
+         canonical: Callable[[str], str] | None) -> str:  # fmt: skip
+    """The signature of `source[start:stop]` with each hole (the name, comments) a space."""
+    pieces: list[bytes] = []
+    pos = start
+    for lo, hi in sorted(holes):
+        if lo >= pos:
+            pieces.append(source[pos:lo])
+            pos = hi
+        pieces.append(b" ")
+    pieces.append(source[pos:stop])
+    return _finish(b"".join(pieces), canonical)
 
 
 @functools.cache
@@ -590,7 +664,7 @@ def _symbol(
     symbol.start_byte = start_byte  # type: ignore[attr-defined]
     symbol.end_byte = end_byte  # type: ignore[attr-defined]
     symbol.__class__ = Symbol  # type: ignore[assignment]
-    return cast(Symbol, symbol)
+    return symbol  # type: ignore[return-value]
 
 
 def _end_line(node: Node) -> int:

@@ -13,6 +13,7 @@ FAMILY = Family(
     join=join_with("."),
     comment_marks=(b"#",),
     wrappers=frozenset({"decorated_definition"}),
+    wrapper_mark=b"@",
     canonical=python_quotes,
     keywords=(b"def", b"class"),
     header_from_bytes=True,
