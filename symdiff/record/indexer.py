@@ -397,6 +397,20 @@ def _prefetch(p: _Pass, chunk: list[str]) -> None:
         p.notices.warn(f"cannot read stored symbols: {exc}")
 
 
+def _prefetch_added(p: _Pass) -> None:
+    """Put on the pass's shelf, in one read, the stored symbols of the added files' contents
+    (a file copied, or put back as it was): a checkout that adds thousands of files asked for
+    them one query each."""
+    wanted = [(language, None, seen.result.digest) for rel, seen in p.added.items()
+              if not seen.blob.binary and (language := language_for(rel)) is not None]
+    if not wanted:
+        return
+    try:
+        p.store.load_shelf(p.shelf, keys(wanted))
+    except StoreError as exc:
+        p.notices.warn(f"cannot read stored symbols: {exc}")
+
+
 def _examine(p: _Pass, rel: str) -> Mutation | None:
     """Read a file whose stat changed; a modify or a refreshed state, or hold it as an arrival."""
     seen = _read(p, rel)
@@ -432,6 +446,7 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         muts.append(Mutation(upserts=(_state(seen),), deletes=(old_path,), blobs=(blob,),
                              change=change))  # fmt: skip
     kin = _kin(p.gone)
+    _prefetch_added(p)
     for rel, seen in sorted(p.added.items()):
         change = _file_change(p, ChangeType.ADD, rel, old_path=None, old_hash=None, new=seen,
                               before=None)  # fmt: skip

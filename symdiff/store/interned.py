@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import Connection, insert, select
 
@@ -35,20 +35,34 @@ def provenance_digest(origin_info: str | None, git: str | None) -> int:
 
 def provenance_id(conn: Connection, origin_info: str | None, git: str | None) -> int | None:
     """The `provenance` row of a pair, added when there is none (None: no provenance)."""
-    if origin_info is None and git is None:
-        return None
+    return provenance_ids(conn, [(origin_info, git)])[(origin_info, git)]
+
+
+def provenance_ids(conn: Connection, pairs: Iterable[tuple[str | None, str | None]]
+                   ) -> dict[tuple[str | None, str | None], int | None]:  # fmt: skip
+    """`provenance_id` of many pairs: the known ones found in one query per 500 digests, the
+    others added in one statement, in sorted order (as `name_ids`)."""
+    out: dict[tuple[str | None, str | None], int | None] = {(None, None): None}
+    wanted = sorted({pair for pair in pairs if pair != (None, None)},
+                    key=lambda pair: (pair[0] or "", pair[1] is not None, pair[1] or ""))
     p = t.provenance.c
-    digest = provenance_digest(origin_info, git)
-    found = conn.execute(
-        select(p.id).where(p.digest == digest, p.origin_info.is_not_distinct_from(origin_info),
-                           p.git.is_not_distinct_from(git)).limit(1)
-    ).scalar()  # fmt: skip
-    if found is not None:
-        return int(found)
-    session, turn = agent_turn(origin_info)
-    return int(conn.execute(insert(t.provenance).values(
-        digest=digest, origin_info=origin_info, git=git, session=session, turn=turn,
-    ).returning(p.id)).scalar_one())  # fmt: skip
+    digests = {pair: provenance_digest(*pair) for pair in wanted}
+    by_digest = sorted(set(digests.values()))
+    for i in range(0, len(by_digest), 500):
+        for row in conn.execute(select(p.id, p.digest, p.origin_info, p.git).where(
+                p.digest.in_(by_digest[i : i + 500]))):  # fmt: skip
+            out.setdefault((row.origin_info, row.git), int(row.id))
+    missing = [pair for pair in wanted if pair not in out]
+    if missing:
+        rows = []
+        for origin_info, git in missing:
+            session, turn = agent_turn(origin_info)
+            rows.append({"digest": digests[(origin_info, git)], "origin_info": origin_info,
+                         "git": git, "session": session, "turn": turn})
+        found = conn.execute(insert(t.provenance).returning(p.id, sort_by_parameter_order=True),
+                             rows)  # fmt: skip
+        out.update(zip(missing, (int(row[0]) for row in found), strict=True))
+    return out
 
 
 def agent_turn(origin_info: str | None) -> tuple[str | None, int | None]:
