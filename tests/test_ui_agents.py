@@ -65,33 +65,32 @@ def test_the_sessions_endpoint_lists_sessions_and_turns(agent_live: Live) -> Non
 
 @needs_browser
 def test_sessions_turns_and_who_narrow_the_list(agent_live: Live) -> None:
-    from selenium.webdriver.support.ui import Select
-
     live = agent_live
     live.load()
     live.wait(lambda: _paths(live) == {"app.py", "new.py", "mine.py", "gen.py"})
     edit = live.shown("app.py")
     assert edit is not None and edit["who"] == "agent claude-code t1 Edit"
     # who: a person / an agent (the origin groups)
-    by = Select(live.driver.find_element("id", "f-group"))
-    by.select_by_value("person")
+    live.wait(lambda: _select(live, "f-group", "person"))
     live.wait(lambda: _paths(live) == {"mine.py"})
     assert "origin=person" in live.driver.current_url
-    by.select_by_value("agent")
+    live.wait(lambda: _select(live, "f-group", "agent"))
     live.wait(lambda: _paths(live) == {"app.py", "new.py", "gen.py"})
-    by.select_by_value("")
+    live.wait(lambda: _select(live, "f-group", ""))
     live.wait(lambda: len(_paths(live)) == 4)
-    # a session, then one of its turns
-    session = Select(live.driver.find_element("id", "f-session"))
-    live.wait(lambda: len(session.options) == 2)
-    assert "claude-x" in session.options[1].text and "2 turns" in session.options[1].text
-    session.select_by_value("sess-page")
+    # a session, then one of its turns (the page redraws its lists as they arrive: they are
+    # read in the page and chosen through `_select`, never through a handle kept across)
+    live.wait(lambda: live.js("return document.getElementById('f-session').options.length")
+              == 2)  # fmt: skip
+    option = live.js("return document.getElementById('f-session').options[1].text")
+    assert "claude-x" in option and "2 turns" in option
+    live.wait(lambda: _select(live, "f-session", "sess-page"))
     live.wait(lambda: _paths(live) == {"app.py", "new.py", "gen.py"})
     turns = live.js("return [...document.querySelectorAll('#turns .turn')]"
                     ".map(b => b.textContent)")  # fmt: skip
     assert [t.split(" · ")[0] for t in turns] == ["turn 1", "turn 2"]
     assert "2 files" in turns[0] and "agent 2" in turns[0]
-    Select(live.driver.find_element("id", "f-turn")).select_by_value("2")
+    live.wait(lambda: _select(live, "f-turn", "2"))
     live.wait(lambda: _paths(live) == {"gen.py"})
     live.driver.find_element("css selector", "#turns .turn[data-turn='1']").click()
     live.wait(lambda: _paths(live) == {"app.py", "new.py"})
@@ -100,10 +99,27 @@ def test_sessions_turns_and_who_narrow_the_list(agent_live: Live) -> None:
     live.driver.refresh()
     live.wait(lambda: live.js("return document.body.dataset.conn") == "live")
     live.wait(lambda: _paths(live) == {"app.py", "new.py"})
-    assert Select(live.driver.find_element("id", "f-turn")).first_selected_option.text == "turn 1"
-    Select(live.driver.find_element("id", "f-session")).select_by_value("")  # a new page's
+    # Read in the page, not through an element handle: the page may redraw the turn list once
+    # more after the rows arrive, and a handle to the old list is then stale.
+    live.wait(lambda: live.js("const s = document.getElementById('f-turn');"
+                              "return s.selectedOptions.length ? s.selectedOptions[0].text : null")
+              == "turn 1")  # fmt: skip
+    live.wait(lambda: _select(live, "f-session", ""))  # a new page's
     live.wait(lambda: len(_paths(live)) == 4)
     assert live.js("return document.getElementById('turns').hidden") is True
+
+
+def _select(live: Live, element: str, value: str) -> bool:
+    """Choose `value` in a select the page may be redrawing: False (try again) when the
+    element went stale under us, or does not offer the value yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import Select
+
+    try:
+        Select(live.driver.find_element("id", element)).select_by_value(value)
+    except (StaleElementReferenceException, NoSuchElementException):
+        return False
+    return True
 
 
 def test_a_bad_session_is_the_querys_refusal(agent_live: Live) -> None:
