@@ -308,6 +308,21 @@ def _fill_0008(url: str) -> None:
     engine.dispose()
 
 
+def _assert_0008_records(store: Store) -> None:
+    """The records and the session `_fill_0008` wrote, as they read back."""
+    every = ChangeFilter(None, 0, None, 10, after=Position(-1, 0))
+    records = [(c.record["origin"], c.old_hash, c.record["symbols"])
+               for c in store.page(every).changes]
+    assert records == [
+        ("watch", "01" * 20, [{"name": "f", "kind": "function", "change_type": "modified",
+                               "start_line": 1, "end_line": 2}]),
+        ("agent", "02" * 20, [{"name": "f", "kind": "function", "change_type": "modified",
+                               "start_line": 1, "end_line": 2}]),
+    ]  # fmt: skip
+    [session] = store.sessions([1])
+    assert [(t.number, t.ended_us) for t in session.turns] == [(2, 20)]
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_revision_0008_database_upgrades_in_place(backend: str,
                                                     request: pytest.FixtureRequest) -> None:
@@ -321,17 +336,7 @@ def test_a_revision_0008_database_upgrades_in_place(backend: str,
     assert table_rows(url, at_0008) == before  # every row of 0008 survived, column for column
     assert set(table_columns(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
     with Store(url) as store:
-        every = ChangeFilter(None, 0, None, 10, after=Position(-1, 0))
-        records = [(c.record["origin"], c.old_hash, c.record["symbols"])
-                   for c in store.page(every).changes]
-        assert records == [
-            ("watch", "01" * 20, [{"name": "f", "kind": "function", "change_type": "modified",
-                                   "start_line": 1, "end_line": 2}]),
-            ("agent", "02" * 20, [{"name": "f", "kind": "function", "change_type": "modified",
-                                   "start_line": 1, "end_line": 2}]),
-        ]  # fmt: skip
-        [session] = store.sessions([1])
-        assert [(t.number, t.ended_us) for t in session.turns] == [(2, 20)]
+        _assert_0008_records(store)
         shelf, blob = _shelf_with(sample_of("python"))
         assert store.keep_shelf(shelf, now_us=int(datetime.now(UTC).timestamp() * 1e6)) == 1
         again = SymbolShelf()
@@ -364,12 +369,15 @@ def test_the_downgrade_to_0008_drops_what_0009_added(backend: str,
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_revision_0009_database_gets_the_files_blob_index_in_place(
         backend: str, request: pytest.FixtureRequest) -> None:  # fmt: skip
-    """0010 indexes files.blob_hash in place: the file states and facts written at 0009 read
-    back, and a record's probe of the blob it replaced finds the file that still holds it."""
+    """0010 indexes files.blob_hash in place: the records, file states and stored symbols
+    written at 0009 read back the same, and a record's probe of the blob it replaced finds the
+    file that still holds it."""
     from sqlalchemy import inspect
 
     url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
     _fill_0008(url)
+    source = sample_of("python")
+    symbols = tuple(extract_uncached("python", source))
     engine = make_engine(url)
     with engine.connect() as conn:
         upgrade(conn, to="0009")
@@ -377,16 +385,23 @@ def test_a_revision_0009_database_gets_the_files_blob_index_in_place(
         for path, blob in (("a.py", b"\x01" * 20), ("b.py", b"\x01" * 20), ("c.py", b"\x02" * 20)):
             conn.execute(text("INSERT INTO files (workspace_id, path, blob_hash, size, mtime_ns, "
                               "checked_ns) VALUES (1, :p, :b, 1, 1, 1)"), {"p": path, "b": blob})
+        facts.save(conn, SymbolShelf().version, facts.SYMBOLS,
+                   {("python", blob_id(source)): (codec.raw(symbols), None, None, 0)}, 0)
     engine.dispose()
     at_0009 = table_columns(url)
     before = table_rows(url, at_0009)
+    assert len(before["files"]) == 3 and len(before["blob_facts"]) == 1
     with Store(url) as store:
         assert store.revision() == HEAD == "0010"
         names = {ix["name"] for ix in inspect(store.engine).get_indexes("files")}
         assert "ix_files_blob_hash" in names
         with store._read() as conn:
             assert facts.held(conn, ["01" * 20, "03" * 20]) == {"01" * 20}
-    assert table_rows(url, at_0009) == before
+        _assert_0008_records(store)
+        shelf = SymbolShelf()
+        assert store.load_shelf(shelf, [("python", blob_id(source))]) == 1
+        assert shelf.get(("python", blob_id(source))) == symbols
+    assert table_rows(url, at_0009) == before  # every row of 0009, column for column
     engine = make_engine(url)
     try:
         from alembic import command

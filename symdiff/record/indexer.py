@@ -188,13 +188,19 @@ def _file_change(
 
 def _load_symbols(p: _Pass, path: str, old_hash: str | None, new_hash: str | None) -> None:
     """Put on the pass's shelf the symbols stored for this change's blobs (symbols by
-    content: a blob parsed before, by any process, is not parsed again). A cache: when the
-    database cannot be read, the blobs are parsed."""
-    language = language_for(path)
-    if language is None or (old_hash is None and new_hash is None):
+    content: a blob parsed before, by any process, is not parsed again)."""
+    _shelve(p, [(language_for(path), old_hash, new_hash)])
+
+
+def _shelve(p: _Pass, wanted: list[tuple[str | None, str | None, str | None]]) -> None:
+    """Load onto the pass's shelf, in one read, the stored symbols of these (language, old
+    blob, new blob) versions that it has not asked for yet. A cache: when the database cannot
+    be read, the blobs are parsed."""
+    found = keys(wanted)
+    if not found:
         return
     try:
-        p.store.load_shelf(p.shelf, keys([(language, old_hash, new_hash)]))
+        p.store.load_shelf(p.shelf, found)
     except StoreError as exc:
         p.notices.warn(f"cannot read stored symbols: {exc}")
 
@@ -385,30 +391,17 @@ def _prefetch(p: _Pass, chunk: list[str]) -> None:
     """Put on the pass's shelf, in one read, the stored symbols of the versions this chunk's
     files had (the old side of each modify it may record; docs/storage.md, symbols by
     content). The new sides are looked up file by file, once read."""
-    if p.baseline:
-        return
-    wanted = [(language, p.known[rel].blob_hash, None) for rel in chunk
-              if rel in p.known and (language := language_for(rel)) is not None]  # fmt: skip
-    if not wanted:
-        return
-    try:
-        p.store.load_shelf(p.shelf, keys(wanted))
-    except StoreError as exc:
-        p.notices.warn(f"cannot read stored symbols: {exc}")
+    if not p.baseline:
+        _shelve(p, [(language_for(rel), p.known[rel].blob_hash, None) for rel in chunk
+                    if rel in p.known])  # fmt: skip
 
 
 def _prefetch_added(p: _Pass) -> None:
     """Put on the pass's shelf, in one read, the stored symbols of the added files' contents
     (a file copied, or put back as it was): a checkout that adds thousands of files asked for
     them one query each."""
-    wanted = [(language, None, seen.result.digest) for rel, seen in p.added.items()
-              if not seen.blob.binary and (language := language_for(rel)) is not None]
-    if not wanted:
-        return
-    try:
-        p.store.load_shelf(p.shelf, keys(wanted))
-    except StoreError as exc:
-        p.notices.warn(f"cannot read stored symbols: {exc}")
+    _shelve(p, [(language_for(rel), None, seen.result.digest) for rel, seen in p.added.items()
+                if not seen.blob.binary])
 
 
 def _examine(p: _Pass, rel: str) -> Mutation | None:

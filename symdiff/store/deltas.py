@@ -69,11 +69,7 @@ def read(conn: Connection, digest: str) -> Snapshot | None:
         )
     data: bytes | None = None
     for row in reversed(rows):
-        try:
-            data = unpack(row.codec, row.data, data)
-        except (zstandard.ZstdError, ValueError) as exc:
-            raise StoreError(f"snapshot {row.hash} does not decode ({row.codec}): {exc}"
-                             ) from exc  # fmt: skip
+        data = _unpacked(row.hash, row.codec, row.data, data)
         if data is None:
             if row.hash != digest:  # a hash-only blob is never a base
                 raise StoreError(f"snapshot {digest} is stored against {row.hash}, which "
@@ -97,12 +93,16 @@ def read_many(conn: Connection, digests: Sequence[str]) -> dict[str, bytes | Non
                 found = read(conn, row.hash)
                 out[row.hash] = None if found is None else found.data
                 continue
-            try:
-                out[row.hash] = unpack(row.codec, row.data, None)
-            except (zstandard.ZstdError, ValueError) as exc:
-                raise StoreError(f"snapshot {row.hash} does not decode ({row.codec}): {exc}"
-                                 ) from exc  # fmt: skip
+            out[row.hash] = _unpacked(row.hash, row.codec, row.data, None)
     return out
+
+
+def _unpacked(digest: str, codec: str, data: bytes | None, base: bytes | None) -> bytes | None:
+    """`blobs.unpack`, a row that does not decode a StoreError naming it."""
+    try:
+        return unpack(codec, data, base)
+    except (zstandard.ZstdError, ValueError) as exc:
+        raise StoreError(f"snapshot {digest} does not decode ({codec}): {exc}") from exc
 
 
 def against(whole: Blob, content: bytes, base_hash: str, base: Snapshot | None) -> Blob:
