@@ -258,6 +258,23 @@ def test_the_start_pass_writes_its_progress_to_the_status_file(
         assert {"pass": "reconcile", "done": 0, "total": 0} in seen and seen[-1] is None
 
 
+def test_the_reference_index_build_ends_with_its_daemon(root: Path) -> None:
+    """A daemon stopped while its reference index is being built ends the build first: a
+    build outliving it wrote its status over the next daemon's."""
+    import threading
+
+    for i in range(1500):
+        (root / "pkg" / f"m{i}.py").write_text(f"def f{i}(x):\n    return g(x) + {i}\n")
+    s = make_settings(root)
+    with daemon_thread(s, refindex=True) as d:
+        assert d.ready.wait(30)
+    assert not [t for t in threading.enumerate() if t.name == "symdiff-refindex"]
+    status = (root / ".symdiff" / "daemon.json").read_text()
+    assert json.loads(status)["running"] is False
+    time.sleep(0.5)
+    assert (root / ".symdiff" / "daemon.json").read_text() == status  # nothing wrote after
+
+
 def test_the_changes_are_shown_and_a_failing_display_never_stops_recording(
     root: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -212,12 +212,19 @@ def _rebuilt(held: _Held, store: Store, modules: Mapping[str, str]) -> Graph:
     return Graph(test_patterns=held.patterns, go_modules=go_modules)
 
 
-def build_in_background(settings: Settings, progress: Progress,
-                        done: Callable[[], None]) -> threading.Thread:
+def build_in_background(settings: Settings, progress: Progress, done: Callable[[], None],
+                        stop: threading.Event) -> threading.Thread:  # fmt: skip
     """The daemon's build of the reference index after its start pass, on a thread of its own
     with its own Store: every file whose blob lacks stored symbols and references is
-    extracted, CHUNK files a step, `progress` told after each, `done` at the end. Never raises
-    (a failure is logged: the index is then built by the first `impact`)."""
+    extracted, CHUNK files a step, `progress` told after each, `done` at the end. It ends at
+    the next step once `stop` is set (what it stored stays: the next build goes on from
+    there). Never raises (a failure is logged: the index is then built by the first
+    `impact`)."""
+
+    def step(finished: int, total: int) -> None:
+        if stop.is_set():
+            raise _Stopped
+        progress(finished, total)
 
     def run() -> None:
         from symdiff.parse.version import extractor_version
@@ -229,8 +236,10 @@ def build_in_background(settings: Settings, progress: Progress,
                     return
                 version = extractor_version()
                 todo = missing(store, version, store.file_states(ws.id))
-                progress(0, len(todo))
-                build(store, version, todo, progress=progress, read=False)
+                step(0, len(todo))
+                build(store, version, todo, progress=step, read=False)
+        except _Stopped:
+            log.info("the reference index build stopped with the daemon")
         except Exception:  # the watcher must survive whatever the build meets
             log.exception("the reference index build failed")
         finally:
@@ -239,6 +248,10 @@ def build_in_background(settings: Settings, progress: Progress,
     thread = threading.Thread(target=run, name="symdiff-refindex", daemon=True)
     thread.start()
     return thread
+
+
+class _Stopped(Exception):
+    """The daemon stopped while its build of the reference index ran."""
 
 
 def forget() -> None:

@@ -110,6 +110,7 @@ class Daemon:
         self.notices = Notices()
         self.ready = threading.Event()
         self._stop = threading.Event()
+        self._refindex: threading.Thread | None = None  # the reference index's build
         self._store: Store | None = None
         self._watcher: Watcher | None = None
         self._last_full = 0.0
@@ -169,6 +170,12 @@ class Daemon:
                 self._loop()
                 self._flush()
             finally:
+                # The reference index's build ends at its next step (a chunk), before the
+                # workspace lock is let go: a build outliving its daemon wrote its status over
+                # the next daemon's.
+                self._stop.set()
+                if self._refindex is not None:
+                    self._refindex.join(FLUSH_WAIT_S)
                 if collector is not None:
                     collector.stop(FLUSH_WAIT_S)
                 if self._watcher is not None:
@@ -230,11 +237,13 @@ class Daemon:
                 self._write_status(running=True)
 
         def finished() -> None:
+            if self._stop.is_set():
+                return  # the daemon has written its last status, or a new daemon writes its own
             found = self.stats.refindex or {"done": 0, "total": 0}
             self.stats.refindex = {**found, "state": "built"}
-            self._write_status(running=not self._stop.is_set())
+            self._write_status(running=True)
 
-        build_in_background(self.settings, note, finished)
+        self._refindex = build_in_background(self.settings, note, finished, self._stop)
 
     def _start_watching(self) -> None:
         watcher = Watcher(self.settings.root, self.dirty)
