@@ -126,6 +126,25 @@ def test_lineage_follows_renames_once_and_starts_after_a_delete() -> None:
     assert [found.versions[o].id for o in found.lines.owners] == [3, 5]
 
 
+def test_a_commits_second_holds_its_history_up_to_the_version_it_committed() -> None:
+    """Committer times are whole seconds: of the records made in the commit's second, those
+    after the last that wrote the committed content (here: a move a moment later, as the
+    fixture's person makes when the clock allows) are not the commit's history."""
+    from symdiff.agents.trace import _before
+    from symdiff.store.filehistory import FileRow
+
+    def row(i: int, ts: float, path: str, old: str | None, new: str) -> FileRow:
+        return FileRow(i, int(ts * 1e6), path, old, "modify" if old is None else "rename",
+                       None, new, "watch", None)
+
+    rows = [row(1, 99.5, "f.py", None, "a"), row(2, 100.2, "f.py", None, "b"),
+            row(3, 100.0, "f.py", None, "b"), row(4, 100.9, "g.py", "f.py", "b"),
+            row(5, 101.3, "f.py", None, "c")]
+    assert [r.id for r in _before(rows, "f.py", "b", 101_000_000)] == [1, 2, 3]
+    assert [r.id for r in _before(rows, "f.py", "zz", 101_000_000)] == [1]  # none wrote it
+    assert _before(rows, "f.py", "b", None) == rows  # the work tree: every record
+
+
 def test_ranges_group_runs_and_clip() -> None:
     got = ranges([1, 1, 2, 2, 2, 1], 2, 5)
     assert [(r.start_line, r.end_line, r.owner) for r in got] == [(2, 2, 1), (3, 5, 2)]

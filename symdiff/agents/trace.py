@@ -147,11 +147,10 @@ def trace(settings: Any, rev: str | None = None, *, worktree: bool = False) -> d
     rows_of, read, _ = history_reader(settings, root)
     cutoff = changed.cutoff_us
 
-    def until(p: str) -> list[FileRow]:
-        return [r for r in rows_of(p) if cutoff is None or r.ts_us < cutoff]
-
     def lines_of(v: Version) -> FileBlame:
-        return file_lines(until, read, v.path, v.text, blob_id(v.text))
+        digest = blob_id(v.text)
+        return file_lines(lambda p: _before(rows_of(p), p, digest, cutoff), read, v.path,
+                          v.text, digest)  # fmt: skip
 
     try:
         tool_version = version("symdiff")
@@ -190,6 +189,22 @@ class Changed:
     parent: str | None
     since_us: int  # the parent's commit time: lines written before it are not this work
     cutoff_us: int | None  # records made before this count (None: all of them)
+
+
+def _before(rows: list[FileRow], path: str, digest: str, cutoff: int | None) -> list[FileRow]:
+    """The records of `path` made before the commit whose version of the file is `digest`.
+
+    A committer time is a whole second (`cutoff` is the end of it): records made before that
+    second precede the commit; of those made within it, only those up to the last that wrote
+    the committed content at this path do (a move or an edit a moment after the commit, in
+    the same second, is not its history)."""
+    if cutoff is None:
+        return rows
+    second = cutoff - 1_000_000
+    late = {i for i, r in enumerate(rows) if second <= r.ts_us < cutoff}
+    last = max((i for i in late if rows[i].path == path and rows[i].new_hash == digest),
+               default=-1)
+    return [r for i, r in enumerate(rows) if r.ts_us < second or (i in late and i <= last)]
 
 
 def _repo(root: Path) -> tuple[Any, str]:
