@@ -6,6 +6,9 @@ upgrades in place; an extractor change invalidates by version; retention bounds 
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -244,6 +247,44 @@ def test_against_stores_what_it_parsed_for_the_next_call(repo: Path, sqlite_url:
     assert parses == []
     assert [{**r, "timestamp": None} for r in again.records] == [
         {**r, "timestamp": None} for r in first.records]
+
+
+def test_against_stores_behind_its_answer(repo: Path, sqlite_url: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The answer is out before its symbols are stored; the next `against` waits for them and
+    parses nothing; a one-shot CLI process stores them before it exits."""
+    (repo / "a.py").write_text("def f():\n    return 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    (repo / "a.py").write_text("def f():\n    return 2\n\n\ndef g():\n    pass\n")
+    Store(sqlite_url).close()
+    settings = make_settings(repo, sqlite_url)
+    gate, real = threading.Event(), Store.keep_shelf
+
+    def held(store: Store, shelf: SymbolShelf) -> None:
+        assert gate.wait(30)
+        real(store, shelf)
+
+    monkeypatch.setattr(Store, "keep_shelf", held)
+    first = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert [s["name"] for s in first.records[0]["symbols"]] == ["f", "g"]
+    stored = lambda url: len(table_rows(url, {"blob_facts": ("id",)})["blob_facts"])  # noqa: E731
+    assert stored(sqlite_url) == 0  # the answer came before the write
+    threading.Timer(0.3, gate.set).start()
+    _forget()
+    parses: list[str] = []
+    monkeypatch.setattr(extract_module, "_extract", lambda *a: parses.append(a[0]))
+    again = diff(settings, DiffQuery(against="HEAD", scope="all"))  # waits for the first's write
+    assert parses == [] and gate.is_set() and stored(sqlite_url) > 0
+    assert again.records[0]["symbols"] == first.records[0]["symbols"]
+
+    other = sqlite_url.replace("index.db", "cli.db")
+    Store(other).close()
+    run = subprocess.run([sys.executable, "-m", "symdiff", "changes", "--root", str(repo),
+                          "--db", other, "--against", "HEAD", "--json"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert stored(other) == stored(sqlite_url) > 0
 
 
 def test_a_second_import_of_an_overlapping_window_parses_nothing_twice(

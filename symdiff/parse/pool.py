@@ -41,7 +41,7 @@ import subprocess
 import sys
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import IO, Any
 
@@ -62,6 +62,7 @@ Stored = tuple[bytes, bytes]  # a text's symbols and references in their stored 
 # A job's answer: the pair, the new side's references (REFS), and with STORED only their raw
 # forms instead (`codec.raw`, `codec.raw_refs`: the worker encodes what the store keeps).
 _Answer = tuple[list[Symbol], list[Symbol], FileRefs | None, Stored | None]
+_Each = Callable[[int, _Answer], None]  # a job's number and answer, as it comes in
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
@@ -160,9 +161,14 @@ class ParsePool:
         with self._lock:
             return self._ensure_started()
 
-    def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
-        """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
-        return [(old, new) for old, new, _, _ in self._run(jobs)]
+    def symbols_of(self, jobs: Sequence[Job], each: Callable[[int, Pair], None] | None = None
+                   ) -> list[Pair]:  # fmt: skip
+        """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`; `each(i, pair)`
+        besides as each job's answer comes in (in the caller's thread, while the workers parse
+        the next chunks: its time hides behind theirs). An exception from `each` ends the
+        batch as an interruption does."""
+        hand = None if each is None else (lambda i, answer: each(i, (answer[0], answer[1])))
+        return [(old, new) for old, new, _, _ in self._run(jobs, hand)]
 
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
@@ -178,16 +184,16 @@ class ParsePool:
         empty = (raw([]), raw_refs(FileRefs()))
         return [stored or empty for *_, stored in self._run(jobs)]
 
-    def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
+    def _run(self, jobs: Sequence[Job], each: _Each | None = None) -> list[_Answer]:
         total = sum(_size(job) for job in jobs)
         if len(jobs) < self.min_jobs or total < self.min_bytes or self._disabled:
-            return self._local(jobs)
+            return self._local(jobs, each)
         if not self._lock.acquire(blocking=False):
-            return self._local(jobs)  # another thread's batch holds the workers
+            return self._local(jobs, each)  # another thread's batch holds the workers
         try:
             if not self._ensure_started():
-                return self._local(jobs)
-            return self._batch(jobs)
+                return self._local(jobs, each)
+            return self._batch(jobs, each)
         finally:
             self._lock.release()
 
@@ -196,9 +202,16 @@ class ParsePool:
         with self._lock:
             self._stop()
 
-    def _local(self, jobs: Sequence[Job]) -> list[_Answer]:
+    def _local(self, jobs: Sequence[Job], each: _Each | None = None,
+               numbers: Sequence[int] | None = None) -> list[_Answer]:  # fmt: skip
         self.local_jobs += len(jobs)
-        return [_parse_job(*job) for job in jobs]
+        out = []
+        for k, job in enumerate(jobs):
+            answer = _parse_job(*job)
+            if each is not None:
+                each(k if numbers is None else numbers[k], answer)
+            out.append(answer)
+        return out
 
     def _ensure_started(self) -> bool:
         if self._disabled:
@@ -224,10 +237,10 @@ class ParsePool:
         for w in workers:
             w.wait()
 
-    def _batch(self, jobs: Sequence[Job]) -> list[_Answer]:
+    def _batch(self, jobs: Sequence[Job], each: _Each | None) -> list[_Answer]:
         results: list[_Answer | None] = [None] * len(jobs)
         try:
-            self._dispatch(jobs, results)
+            self._dispatch(jobs, results, each)
             self._deaths = 0
         except _WorkerDied as died:
             log.warning("a parse worker died (%s); parsing the rest of the batch here", died)
@@ -240,11 +253,13 @@ class ParsePool:
             self._stop()  # next batch's chunks, so these workers go
             raise
         missing = [i for i, r in enumerate(results) if r is None]
-        for i, pair in zip(missing, self._local([jobs[i] for i in missing]), strict=True):
+        for i, pair in zip(missing, self._local([jobs[i] for i in missing], each, missing),
+                           strict=True):  # fmt: skip
             results[i] = pair
         return [r for r in results if r is not None]
 
-    def _dispatch(self, jobs: Sequence[Job], results: list[_Answer | None]) -> None:
+    def _dispatch(self, jobs: Sequence[Job], results: list[_Answer | None],
+                  each: _Each | None) -> None:  # fmt: skip
         """Send chunks to idle workers and take their answers until every chunk is answered.
 
         A job a worker could not parse (its extraction raised) is left None for the caller to
@@ -270,9 +285,12 @@ class ParsePool:
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
                             refs = None if plain[2] is None else from_raw_refs(plain[2])
-                            results[i] = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
+                            got = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
+                            results[i] = got
                             self.worker_jobs += 1
                             self._owners.note(plan.digests[i], k)
+                            if each is not None:
+                                each(i, got)
 
 
 class _Owners:

@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -40,9 +40,9 @@ from symdiff.query.args import DiffQuery, Window, parse
 from symdiff.query.patches import file_patch
 from symdiff.query.result import Answer
 from symdiff.records import of_change
-from symdiff.store import PathFilter
+from symdiff.store import PathFilter, Store
 from symdiff.store.blobs import git_binary
-from symdiff.store.kept import reader, writer
+from symdiff.store.kept import reader, settle, write_behind
 
 _WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
                   | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
@@ -160,20 +160,34 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
                  None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
     shelf = _shelf(settings, [(language_for(d.path), old_id, new_id)
                               for d, _, old_id, new_id in answered])  # fmt: skip
-    _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
-                   for d, _, old_id, new_id in answered
-                   if (language := language_for(d.path)) is not None])  # fmt: skip
 
-    out = []
-    for d, kind, old_id, new_id in answered:
-        old, new = d.old, d.new
-        change = build_change(
+    def record(k: int) -> FileChange:
+        d, kind, old_id, new_id = answered[k]
+        return build_change(
             kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
-            old=_text(old), new=_text(new), timestamp=when, test_patterns=settings.test_patterns,
-            old_hash=old_id, new_hash=new_id, origin=Origin.SCAN, origin_info=origin_info,
-            git=None if git is None else dict(git), shelf=shelf,
+            old=_text(d.old), new=_text(d.new), timestamp=when,
+            test_patterns=settings.test_patterns, old_hash=old_id, new_hash=new_id,
+            origin=Origin.SCAN, origin_info=origin_info, git=None if git is None else dict(git),
+            shelf=shelf,
         )  # fmt: skip
-        out.append((change, old if with_bytes else None, new if with_bytes else None))
+
+    built: dict[int, FileChange] = {}
+
+    def ready(k: int) -> None:  # a change whose symbols came in while the pool parses on
+        with contextlib.suppress(Exception):  # built again below, where it raises as usual
+            built[k] = record(k)
+
+    parsed: list[int] = []
+    sides: list[Side] = []
+    for k, (d, _, old_id, new_id) in enumerate(answered):
+        if (language := language_for(d.path)) is not None:
+            parsed.append(k)
+            sides.append((language, _text(d.old), old_id, _text(d.new), new_id))
+    _parse(shelf, sides, lambda i: ready(parsed[i]))
+    out = []
+    for k, (d, _, _, _) in enumerate(answered):
+        change = built[k] if k in built else record(k)
+        out.append((change, d.old if with_bytes else None, d.new if with_bytes else None))
     _keep(settings, shelf)
     return out, len(differ) > window.limit
 
@@ -183,6 +197,7 @@ def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | N
     """What the workspace's database holds for these changes — each pair of blobs' line counts
     and symbol changes, each blob's symbols — (nothing when it has none)."""
     shelf = SymbolShelf()
+    settle(settings.db_url)  # what the answer before stored behind itself
     store = reader(settings.db_url)
     if store is not None:
         pairs = [(language, old, new) for language, old, new in sides
@@ -194,14 +209,15 @@ def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | N
     return shelf
 
 
-def _parse(shelf: SymbolShelf, sides: list[Side]) -> None:
+def _parse(shelf: SymbolShelf, sides: list[Side], ready: Callable[[int], None]) -> None:
     """Parse what the database did not hold in one batch: through the process's parse pool,
-    which uses worker processes when the batch is worth it (parse/pool.py). A cache fill:
-    if it fails, each record parses its own files as it is built."""
+    which uses worker processes when the batch is worth it (parse/pool.py), with `ready(k)`
+    for each change as its symbols come in. A cache fill: if it fails, each record parses its
+    own files as it is built."""
     from symdiff.parse.pool import shared
 
     try:
-        shelf.fill(shared(), sides)
+        shelf.fill(shared(), sides, ready)
     except Exception:  # a parser bug must cost the batch its head start, never the answer
         log.exception("the batch parse of an against answer failed")
 
@@ -212,13 +228,18 @@ def _text(data: bytes | None) -> bytes | None:
 
 
 def _keep(settings: Settings, shelf: SymbolShelf) -> None:
-    """Store the symbols extracted for this answer, where a database exists (none is made)."""
+    """Store the symbols extracted for this answer, where a database exists (none is made),
+    behind the answer: the next `against` on this database waits for it (`_shelf`)."""
     if not shelf.dirty() or reader(settings.db_url) is None:
         return
-    try:
-        writer(settings.db_url).keep_shelf(shelf)
-    except StoreError as exc:
-        log.warning("cannot store the symbols of this answer: %s", exc)
+
+    def keep(store: Store) -> None:
+        try:
+            store.keep_shelf(shelf)
+        except StoreError as exc:
+            log.warning("cannot store the symbols of this answer: %s", exc)
+
+    write_behind(settings.db_url, keep)
 
 
 def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[TreeChange]:

@@ -4,13 +4,19 @@ MCP server answering `diff` calls) does not pay a connection per query — ~3 ms
 
 A reader never creates a database: a SQLite file that does not exist means nothing is indexed
 yet. A SQLite file replaced since it was opened (another inode at that path) is reopened.
+
+A reader's write of a cache it filled (the symbols an `against` answer extracted) may go
+behind the answer (`write_behind`): in a thread of its own, one at a time per database; the
+process waits for it at exit, and `settle` and `close_all` wait for it before they go on.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 from symdiff.store.store import Store
 
@@ -51,7 +57,8 @@ def reader(url: str) -> Store | None:
 
 
 def close_all() -> None:
-    """Close every kept store (tests, and processes that fork)."""
+    """Close every kept store (tests, and processes that fork), once writes behind are done."""
+    settle()
     with _lock:
         while _open:
             _open.popitem()[1][0].close()
@@ -60,6 +67,8 @@ def close_all() -> None:
 
 
 _writers: dict[str, Store] = {}
+_behind: dict[str, threading.Thread] = {}
+log = logging.getLogger(__name__)
 
 
 def writer(url: str) -> Store:
@@ -70,3 +79,33 @@ def writer(url: str) -> Store:
         if store is None:
             store = _writers[url] = Store(url)
         return store
+
+
+def write_behind(url: str, write: Callable[[Store], None]) -> None:
+    """`write(writer(url))` in a thread of its own, after the one before it for `url`; the
+    caller goes on at once. A failure is logged: what goes behind is a cache's fill."""
+    settle(url)
+
+    def run() -> None:
+        try:
+            write(writer(url))
+        except Exception:
+            log.exception("a write behind an answer failed (%s)", url)
+
+    thread = threading.Thread(target=run, name="symdiff-write-behind")  # joined at exit
+    with _lock:
+        _behind[url] = thread
+    thread.start()
+
+
+def settle(url: str | None = None) -> None:
+    """Wait for the writes behind (to `url`, or to every database) that are under way."""
+    with _lock:
+        threads = [t for u, t in _behind.items() if url is None or u == url]
+    for thread in threads:
+        if thread is not threading.current_thread():
+            thread.join()
+    with _lock:
+        for u, t in list(_behind.items()):
+            if not t.is_alive():
+                del _behind[u]
