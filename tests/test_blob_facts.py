@@ -332,7 +332,7 @@ def test_a_revision_0008_database_upgrades_in_place(backend: str,
     before = table_rows(url, at_0008)
     assert len(before["changes"]) == 2 and len(before["agent_turns"]) == 1
     with Store(url) as store:
-        assert store.revision() == HEAD == "0010"
+        assert store.revision() == HEAD == "0011"
     assert table_rows(url, at_0008) == before  # every row of 0008 survived, column for column
     assert set(table_columns(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
     with Store(url) as store:
@@ -392,7 +392,7 @@ def test_a_revision_0009_database_gets_the_files_blob_index_in_place(
     before = table_rows(url, at_0009)
     assert len(before["files"]) == 3 and len(before["blob_facts"]) == 1
     with Store(url) as store:
-        assert store.revision() == HEAD == "0010"
+        assert store.revision() == HEAD == "0011"
         names = {ix["name"] for ix in inspect(store.engine).get_indexes("files")}
         assert "ix_files_blob_hash" in names
         with store._read() as conn:
