@@ -2,7 +2,7 @@
 
 `provenance.origin_info` and `provenance.git` hold `symdiff.store.compact`'s form of their
 texts instead of the texts: a git id as its 20 bytes instead of 40 hex digits in quotes, a
-usual key as one byte (a checkout's pair: 200 bytes of text, about 70 stored).
+usual key as one byte (a checkout's pair: 202 bytes of text, 77 stored).
 symdiff.store.tables.CompactText turns them back into the same texts as they are read; the
 `digest` of each row is of the texts and does not change.
 PostgreSQL: the columns become `bytea`. SQLite: the values are rewritten in place; the declared

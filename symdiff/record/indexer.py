@@ -464,8 +464,6 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         # Gone, or a directory now stands where the file was: either way the file was deleted.
         change = _file_change(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
                               new=None, before=_before(p, old.blob_hash, None))  # fmt: skip
-        if change.language is not None:  # nothing meets a deleted file's last version again
-            p.shelf.drop_fresh((change.language, old.blob_hash))
         muts.append(Mutation(deletes=(rel,), change=change))
     return muts
 

@@ -1,5 +1,6 @@
 """A provenance text as it is stored (revision 0011): compact JSON with its git object ids as
-their 20 bytes and its usual keys as one byte each, about a third of the text.
+their 20 bytes and its usual keys as one byte each: a checkout's pair, 202 bytes of text, is
+stored in 77.
 
 A record's `origin_info` and `git` are compact JSON (`changes._json`), and a checkout's are
 mostly three commit ids in hex (`head_before`, `head_after`, `head`): 120 of its 200 bytes.
