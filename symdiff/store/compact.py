@@ -19,6 +19,7 @@ one in a free byte (a new revision's reader must read every row written before i
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _FRAGMENTS = (
     '"head_after":', '"head_before":', '"operation":', '"branch":', '"head":', '"checkout"',
@@ -32,6 +33,7 @@ _TEXT = {i: f.encode() for i, f in enumerate(_FRAGMENTS, start=1)}
 _FIND = re.compile(rb'"([0-9a-f]{40})"|'
                    + b"|".join(re.escape(f) for f in sorted(_TOKEN, key=len, reverse=True)))
 _CONTROL = re.compile(rb"[\x00-\x1f]")
+_STORED = re.compile(rb"\x00(.{20})|[\x00-\x1f]", re.DOTALL)
 
 
 class CompactError(ValueError):
@@ -51,27 +53,20 @@ def encode(text: str) -> bytes:
     return _FIND.sub(_token, raw)
 
 
+@lru_cache(maxsize=4096)  # a page's records mostly share a few rows (a batch's, a turn's)
 def decode(data: bytes) -> str:
     """The text a stored form stands for."""
     if data[:1] == bytes([_VERBATIM]):
         return data[1:].decode()
-    out, i, n = bytearray(), 0, len(data)
-    while i < n:
-        m = _CONTROL.search(data, i)
-        if m is None:
-            out += data[i:]
-            break
-        j = m.start()
-        out += data[i:j]
-        byte = data[j]
-        if byte == _ID:
-            if j + 21 > n:
-                raise CompactError("a git id cut short")
-            out += b'"' + data[j + 1 : j + 21].hex().encode() + b'"'
-            i = j + 21
-        elif byte in _TEXT:
-            out += _TEXT[byte]
-            i = j + 1
-        else:
-            raise CompactError(f"byte {byte:#04x} stands for nothing")
-    return out.decode()
+    return _STORED.sub(_text, data).decode()
+
+
+def _text(m: re.Match[bytes]) -> bytes:
+    raw_id = m.group(1)
+    if raw_id is not None:
+        return b'"' + raw_id.hex().encode() + b'"'
+    byte = m.group(0)[0]
+    if byte not in _TEXT:
+        raise CompactError("a git id cut short" if byte == _ID else
+                           f"byte {byte:#04x} stands for nothing")  # fmt: skip
+    return _TEXT[byte]
