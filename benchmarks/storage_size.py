@@ -33,7 +33,7 @@ from symdiff.impact.index import build, missing
 from symdiff.parse.version import extractor_version
 from symdiff.record.indexer import reconcile
 from symdiff.record.origins import BatchOrigins
-from symdiff.store import Mutation, Store
+from symdiff.store import Mutation, Store, compact
 from symdiff.store.blobs import git_binary, pack
 from symdiff.store.deltas import against
 
@@ -240,10 +240,16 @@ def main() -> None:
         blobs = con.execute("SELECT count(*) FROM blobs").fetchone()[0]
         codecs = con.execute("SELECT codec, count(*), coalesce(avg(length(data)), 0) FROM blobs "
                              "GROUP BY codec ORDER BY 2 DESC").fetchall()  # fmt: skip
-        # Revision 0006: one provenance row per distinct (origin_info, git), shared by records.
-        json_rows, json_total = con.execute(
-            "SELECT count(*), coalesce(sum(coalesce(length(origin_info), 0) + "
-            "coalesce(length(git), 0)), 0) FROM provenance").fetchone()
+        # Revision 0006: one provenance row per distinct (origin_info, git), shared by records;
+        # 0011 stores the texts compact (store/compact.py): the texts' length and the stored.
+        json_rows, json_total, text_total = 0, 0, 0
+        for info, git in con.execute("SELECT origin_info, git FROM provenance"):
+            json_rows += 1
+            for value in (info, git):
+                if value is not None:
+                    json_total += len(value)
+                    text_total += len(compact.decode(value) if isinstance(value, bytes)
+                                      else value)  # fmt: skip
         json_bytes = json_total / max(records, 1)
         names = con.execute("SELECT count(*) FROM symbol_names").fetchone()[0]
         symbol_rows = con.execute("SELECT count(*) FROM symbol_changes").fetchone()[0]
@@ -273,8 +279,8 @@ def main() -> None:
           f"after VACUUM: {vacuumed_size:,} bytes")
     print(f"snapshot data (sum of blobs.data): {snapshot:,} bytes; by codec: " + ", ".join(
         f"{codec} {n} (avg {avg:,.0f} bytes)" for codec, n, avg in codecs))
-    print(f"origin_info + git JSON: {json_rows} provenance rows, {json_total:,} bytes "
-          f"({json_bytes:.0f} bytes a record on average)")
+    print(f"origin_info + git JSON: {json_rows} provenance rows, {json_total:,} bytes stored "
+          f"for {text_total:,} of text ({json_bytes:.0f} bytes a record on average)")
     print(f"symbol rows: {symbol_rows:,} naming {names:,} distinct (name, kind)")
     print("facts by content (blob_facts): " + ", ".join(
         f"{kind} {'whole' if whole else 'deltas'} {n:,} rows, {size:,} bytes"

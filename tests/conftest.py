@@ -307,10 +307,19 @@ def table_columns(url: str) -> dict[str, tuple[str, ...]]:
 
 
 def table_rows(url: str, columns: Mapping[str, tuple[str, ...]]) -> Rows:
-    """Every row of the given tables, in the given columns, in a stable order."""
+    """Every row of the given tables, in the given columns, in a stable order. Provenance texts
+    are read as texts: revision 0011 stores them in `store.compact`'s form (tests/test_compact.py
+    holds that form to the texts)."""
     from sqlalchemy import text
 
+    from symdiff.store import compact
     from symdiff.store.engine import make_engine
+
+    def read(table: str, column: str, value: object) -> object:
+        if table == "provenance" and column in ("origin_info", "git") and isinstance(
+                value, bytes | memoryview):  # fmt: skip
+            return compact.decode(bytes(value))
+        return value
 
     engine = make_engine(url)
     try:
@@ -319,7 +328,8 @@ def table_rows(url: str, columns: Mapping[str, tuple[str, ...]]) -> Rows:
             for table, cols in columns.items():
                 quoted = ", ".join(f'"{c}"' for c in cols)  # `binary` is a keyword on PostgreSQL
                 rows = conn.execute(text(f"SELECT {quoted} FROM {table}"))
-                out[table] = sorted((tuple(r) for r in rows), key=repr)
+                out[table] = sorted((tuple(read(table, c, v) for c, v in zip(cols, r, strict=True))
+                                     for r in rows), key=repr)  # fmt: skip
             return out
     finally:
         engine.dispose()

@@ -143,22 +143,21 @@ def test_retention_drops_other_versions_and_old_rows_nothing_names(sqlite_url: s
         stale, _ = _shelf_with(b"def h():\n    pass\n", "fedcba9876543210")
         store.keep_shelf(stale)
         with store.engine.begin() as conn:
-            # f's two versions (the second a delta against the first: the daemon stores no
-            # pairs, its record is the change), g, h; and beside them the references of f's
-            # second version only: the record that replaced the first dropped its references
+            # f's second version (whole: the record that replaced the first dropped its
+            # symbols and references, since no file and no HEAD holds it), g, h; and beside
+            # them the references of f's second version
             rows = conn.execute(text(
                 "SELECT kind, depth, base IS NULL FROM blob_facts JOIN fact_sets"
                 " ON fact_sets.id = blob_facts.set_id ORDER BY kind, depth"))
             assert [tuple(r) for r in rows] == [("refs", 0, 1), ("symbols", 0, 1),
-                                                ("symbols", 0, 1), ("symbols", 0, 1),
-                                                ("symbols", 1, 0)]
-        report = collect(settings, store=store)  # the window keeps both records
+                                                ("symbols", 0, 1), ("symbols", 0, 1)]
+        report = collect(settings, store=store)  # the window keeps the record
         assert (report.records, report.facts) == (0, 2)  # g and h
         assert report.as_json()["facts"] == 2
         kept = SymbolShelf()
         names = [("python", blob_id(b"def f():\n    return 1\n")),
                  ("python", blob_id(b"def f(x):\n    return x\n")), ("python", orphan_blob)]
-        assert store.load_shelf(kept, names) == 2 and not kept.has(("python", orphan_blob))
+        assert store.load_shelf(kept, names) == 1 and not kept.has(("python", orphan_blob))
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -191,13 +190,12 @@ def test_a_record_drops_the_references_of_the_blob_it_replaced(
         assert store.have_refs(version, keys) == {keys[0], keys[1]}  # b.py holds v1
         (repo / "b.py").write_bytes(c1)  # v1 -> c1: v1's go
         reconcile(store, settings)
-        # c1's symbols are stored, so the record parsed nothing and has no references to
-        # store: the index's build (the daemon's at its start, or `impact`'s) finds it lacking
-        assert store.have_refs(version, keys) == {keys[1]}
-        lacking = missing(store, version, store.file_states(ws.id))
-        assert lacking == [("b.py", keys[2])]
-        build(store, version, lacking, read=False)
+        # c1's symbols went with c.py (no file and no HEAD held it), so the record parsed it
+        # and stored its references: the index lacks nothing
         assert store.have_refs(version, keys) == {keys[1], keys[2]}
+        assert missing(store, version, store.file_states(ws.id)) == []
+        with store._read() as conn:  # v1's symbols stay: a.py's v2 is stored against them
+            assert facts.present(conn, version, facts.SYMBOLS, keys) == set(keys)
 
 
 # ---- who writes, who reads -------------------------------------------------------------------
@@ -226,6 +224,83 @@ def test_the_daemons_records_serve_against_without_a_parse(repo: Path, sqlite_ur
         path: [{"name": s.name, "kind": s.kind, "change_type": s.change_type.value,
                 "start_line": s.start_line, "end_line": s.end_line} for s in symbols]
         for path, symbols in recorded.items()}  # fmt: skip
+
+
+def _symbol_rows(store: Store) -> dict[str, tuple[int, bool]]:
+    """The stored symbols: blob -> (depth, whether a delta)."""
+    with store.engine.connect() as conn:
+        return {bytes(blob).hex(): (depth, delta) for blob, depth, delta in conn.execute(text(
+            "SELECT blob, depth, base IS NOT NULL FROM blob_facts JOIN fact_sets"
+            " ON fact_sets.id = blob_facts.set_id WHERE kind = 'symbols'"))}
+
+
+def test_the_daemon_keeps_the_symbols_of_heads_and_the_current_versions_only(
+        repo: Path, sqlite_url: str, parses: list[str]) -> None:  # fmt: skip
+    """A version a record leaves keeps its symbols while a file or HEAD holds it: `against
+    HEAD` finds both sides stored however often a file was saved since the commit, and the
+    versions in between go (docs/storage.md, "Symbols by content")."""
+    v = [f"def f(a):\n    return a + {n}\n\n\nclass C:\n    pass\n".encode() for n in range(4)]
+    ids = [blob_id(x) for x in v]
+    gone = b"def g():\n    pass\n"
+    (repo / "a.py").write_bytes(v[0])
+    (repo / "gone.py").write_bytes(gone)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    settings = make_settings(repo, sqlite_url)
+    with Store(sqlite_url) as store:
+        reconcile(store, settings)  # the baseline: HEAD's versions
+        for x in v[1:3]:
+            (repo / "a.py").write_bytes(x)
+            reconcile(store, settings)
+        (repo / "gone.py").unlink()
+        reconcile(store, settings)
+        # v0 and gone.py are HEAD's; v2 is a.py's; v1 went as v2 replaced it, so v2 (stored
+        # against v1 at first) is whole
+        assert _symbol_rows(store) == {ids[0]: (0, False), blob_id(gone): (0, False),
+                                       ids[2]: (0, False)}  # fmt: skip
+    _forget()  # as in another process: only the database remembers
+    parses.clear()
+    answer = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert parses == []
+    assert sorted(r["path"] for r in answer.records) == ["a.py", "gone.py"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "two")  # HEAD holds v2 now
+    (repo / "a.py").write_bytes(v[3])
+    with Store(sqlite_url) as store:
+        reconcile(store, settings)
+        rows = _symbol_rows(store)
+    assert rows[ids[2]] == (0, False) and rows[ids[3]] == (1, True)  # v2 kept: v3 against it
+    _forget()
+    parses.clear()
+    answer = diff(settings, DiffQuery(against="HEAD", scope="all"))
+    assert parses == [] and [r["path"] for r in answer.records] == ["a.py"]
+
+
+def test_a_left_version_that_a_row_is_stored_against_keeps_its_symbols(
+        repo: Path, sqlite_url: str) -> None:  # fmt: skip
+    """An imported commit's version may be stored against a version a record left: that row
+    stays, and so the other reads back without a parse."""
+    v = _versions(3)
+    ids = [blob_id(x) for x in v]
+    settings = make_settings(repo, sqlite_url)
+    (repo / "a.py").write_bytes(v[0])
+    with Store(sqlite_url) as store:
+        reconcile(store, settings)
+        (repo / "a.py").write_bytes(v[1])
+        reconcile(store, settings)
+        shelf = SymbolShelf(pairs=False)  # v2 stored against v1, as an import stores it
+        store.load_shelf(shelf, [("python", ids[1]), ("python", ids[2])])
+        symbol_changes("python", v[1], v[2], shelf=shelf, old_blob=ids[1], new_blob=ids[2])
+        store.keep_shelf(shelf)
+        (repo / "a.py").write_bytes(v[0])  # back to v0: v1 is left
+        reconcile(store, settings)
+        rows = _symbol_rows(store)
+    assert rows[ids[1]] == (0, False) and rows[ids[2]] == (1, True)
+    _forget()
+    with Store(sqlite_url) as store:
+        again = SymbolShelf()
+        assert store.load_shelf(again, [("python", ids[2])]) == 1
+    assert again.get(("python", ids[2])) == tuple(extract_uncached("python", v[2]))
 
 
 def test_against_stores_what_it_parsed_for_the_next_call(repo: Path, sqlite_url: str,
@@ -373,7 +448,7 @@ def test_a_revision_0008_database_upgrades_in_place(backend: str,
     before = table_rows(url, at_0008)
     assert len(before["changes"]) == 2 and len(before["agent_turns"]) == 1
     with Store(url) as store:
-        assert store.revision() == HEAD == "0010"
+        assert store.revision() == HEAD == "0011"
     assert table_rows(url, at_0008) == before  # every row of 0008 survived, column for column
     assert set(table_columns(url)) == set(at_0008) | {"fact_sets", "blob_facts"}
     with Store(url) as store:
@@ -433,7 +508,7 @@ def test_a_revision_0009_database_gets_the_files_blob_index_in_place(
     before = table_rows(url, at_0009)
     assert len(before["files"]) == 3 and len(before["blob_facts"]) == 1
     with Store(url) as store:
-        assert store.revision() == HEAD == "0010"
+        assert store.revision() == HEAD == "0011"
         names = {ix["name"] for ix in inspect(store.engine).get_indexes("files")}
         assert "ix_files_blob_hash" in names
         with store._read() as conn:

@@ -114,11 +114,6 @@ class SymbolShelf:
         self._asked.update(out)
         return out
 
-    def drop_fresh(self, key: Key) -> None:
-        """Do not store these symbols (still known here): a deleted file's last version."""
-        self._fresh.pop(key, None)
-        self._fresh_refs.pop(key, None)
-
     def depth(self, key: Key) -> int:
         """How many bases lie below a blob's stored symbols (0: stored whole)."""
         return self._depth.get(key, 0)

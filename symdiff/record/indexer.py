@@ -20,6 +20,7 @@ from symdiff.agents.attribute import agent_origin
 from symdiff.attribute.filechange import build_change
 from symdiff.config import Settings
 from symdiff.errors import StoreError, ToolFailed
+from symdiff.git.head import blobs_at_head
 from symdiff.model import ChangeType, FileChange, Origin, Provenance
 from symdiff.parse.languages import language_for
 from symdiff.parse.shelf import SymbolShelf, keys
@@ -463,8 +464,6 @@ def _arrivals_and_departures(p: _Pass, moves: Mapping[str, str]) -> list[Mutatio
         # Gone, or a directory now stands where the file was: either way the file was deleted.
         change = _file_change(p, ChangeType.DELETE, rel, old_path=None, old_hash=old.blob_hash,
                               new=None, before=_before(p, old.blob_hash, None))  # fmt: skip
-        if change.language is not None:  # nothing meets a deleted file's last version again
-            p.shelf.drop_fresh((change.language, old.blob_hash))
         muts.append(Mutation(deletes=(rel,), change=change))
     return muts
 
@@ -480,9 +479,13 @@ def _commit(p: _Pass, muts: list[Mutation]) -> list[FileChange]:
         for path in (*m.deletes, *(s.path for s in m.upserts)):
             expected[path] = p.known[path].blob_hash if path in p.known else None
     applied = p.store.apply(p.workspace.id, muts, expected)
+    # The versions the records left (blob, where it was): HEAD's keep their symbols.
+    left = {(m.change.old_hash, m.change.old_path or m.change.path)
+            for m in applied if m.change is not None and m.change.old_hash}  # fmt: skip
+    at_head = blobs_at_head(p.settings.root, {path for _, path in left}) if left else {}
     try:  # after the records: the symbols learned on the way are a cache, never a record
-        p.store.keep_shelf(p.shelf, replaced={
-            m.change.old_hash for m in applied if m.change is not None and m.change.old_hash})
+        p.store.keep_shelf(p.shelf, replaced={blob for blob, _ in left}, head={
+            blob for blob, path in left if at_head.get(path) == blob})
     except StoreError as exc:
         p.notices.warn(f"cannot store the symbols of recorded blobs: {exc}")
     p.shelf = SymbolShelf(p.shelf.version, pairs=False, refs=True)  # a batch's symbols end with it

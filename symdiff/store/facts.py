@@ -179,6 +179,22 @@ def drop_refs(conn: Connection, blobs: Iterable[str]) -> int:
         for i in range(0, len(wanted), _CHUNK))
 
 
+def drop_symbols(conn: Connection, blobs: Iterable[str]) -> int:
+    """Delete the symbols (of every extractor version) of these blobs, but a row that another
+    is stored against; returns how many rows went. The caller knows that no file holds them
+    and HEAD does not either: versions a file went through and left (docs/storage.md)."""
+    wanted, fs, bf = sorted(set(blobs)), t.fact_sets.c, t.blob_facts.c
+    symbols = select(fs.id).where(fs.kind == SYMBOLS).scalar_subquery()
+    doomed = {id_ for i in range(0, len(wanted), _CHUNK) for id_ in conn.scalars(
+        select(bf.id).where(bf.set_id.in_(symbols), bf.blob.in_(wanted[i : i + _CHUNK])))}
+    ids = sorted(doomed)
+    for i in range(0, len(ids), _CHUNK):  # one scan a chunk: `base` has no index
+        doomed -= set(conn.scalars(select(bf.base).where(bf.base.in_(ids[i : i + _CHUNK]))))
+    ids = sorted(doomed)
+    return sum(int(conn.execute(delete(t.blob_facts).where(bf.id.in_(ids[i : i + _CHUNK])))
+                   .rowcount) for i in range(0, len(ids), _CHUNK))
+
+
 def collect_step(conn: Connection, extractor: str, cutoff_us: int, limit: int = _CHUNK) -> int:
     """Delete at most `limit` rows of the facts retention no longer keeps; returns how many went
     (0: none is left). The caller runs steps in transactions of their own until one deletes

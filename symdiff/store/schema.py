@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import SQLAlchemyError
 
-HEAD = "0010"
+HEAD = "0011"
 
 
 def stored_revision(conn: Connection) -> str | None:

@@ -473,13 +473,15 @@ class Store:
         return len(found) + len(changes)
 
     def keep_shelf(self, shelf: SymbolShelf, *, now_us: int | None = None,
-                   replaced: Iterable[str] = ()) -> int:  # fmt: skip
+                   replaced: Iterable[str] = (), head: Iterable[str] = ()) -> int:  # fmt: skip
         """Store what `shelf` worked out (its fresh symbols, each whole or as a delta against
         its base's, and its pairs); returns how many rows were offered.
 
-        `replaced`: the blobs the batch's records replaced (their old sides). Their references
-        are neither stored nor kept unless a file still holds them: the reference index is of
-        the tree as it is, and retention would delete them anyway (docs/storage.md)."""
+        `replaced`: the blobs the batch's records replaced (their old sides). Once no file
+        holds one, its references go, and so do its symbols unless `head` names it (HEAD's
+        version of its path, which `against HEAD` asks about) or a row is stored against
+        them: the cache keeps each file's current version and HEAD's, not every version in
+        between (docs/storage.md). A version whose base goes is stored whole."""
         from symdiff.parse import codec
 
         fresh, pairs, refs = shelf.take_fresh(), shelf.take_fresh_pairs(), shelf.take_fresh_refs()
@@ -487,7 +489,6 @@ class Store:
         if not fresh and not pairs and not refs and not replaced:
             return 0
         now = now_us if now_us is not None else time.time_ns() // 1000
-        symbols: dict[tuple[str, str], facts.Offer] = {}
         raws: dict[tuple[str, str], bytes] = {}
 
         def raw(key: tuple[str, str]) -> bytes | None:
@@ -498,24 +499,30 @@ class Store:
                 raws[key] = codec.raw(found)
             return raws[key]
 
-        for key in fresh:
-            base = shelf.base_of(key)
-            base_raw = None if base is None else raw((key[0], base))
-            own = raw(key)
-            assert own is not None  # fresh symbols are known
-            symbols[key] = (own, base_raw, base, 0 if base_raw is None else shelf.depth(key))
         changes = {(language, facts.pair_blob(old, new)): (codec.raw_pair(*pair), None, None, 0)
                    for (language, old, new), pair in pairs.items()}  # fmt: skip
         with self._write() as conn:
             gone = replaced - facts.held(conn, replaced)
+            superseded = gone - set(head)
             facts.drop_refs(conn, gone)
+            facts.drop_symbols(conn, superseded)
+            symbols: dict[tuple[str, str], facts.Offer] = {}
+            for key in fresh:
+                if key[1] in superseded:
+                    continue  # an old side parsed on the way, left behind at once
+                base = shelf.base_of(key)
+                if base in superseded:
+                    base = None  # its row went (or never was): stored whole
+                base_raw = None if base is None else raw((key[0], base))
+                own = raw(key)
+                assert own is not None  # fresh symbols are known
+                symbols[key] = (own, base_raw, base, 0 if base_raw is None else shelf.depth(key))
             offered = {key: (codec.raw_refs(file_refs), None, None, 0)
                        for key, file_refs in refs.items() if key[1] not in gone}  # fmt: skip
             return (facts.save(conn, shelf.version, facts.SYMBOLS, symbols, now)
                     + facts.save(conn, shelf.version, facts.CHANGES, changes, now)
                     + facts.save(conn, shelf.version, facts.REFS, offered, now,
                                  zstd_level=codec.REFS_LEVEL))
-
 
     def load_facts(self, version: str, keys: Sequence[tuple[str, str]]
                    ) -> dict[tuple[str, str], tuple[tuple[Symbol, ...], FileRefs]]:  # fmt: skip

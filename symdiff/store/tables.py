@@ -23,6 +23,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from symdiff.store import compact
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -57,6 +59,25 @@ class Digest(TypeDecorator[str]):
 
 
 DIGEST = Digest()
+
+
+class CompactText(TypeDecorator[str]):
+    """A provenance text: text in Python, `store.compact`'s form in the database (BLOB / bytea;
+    revision 0011), its git ids as bytes and its usual keys as one byte each."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> bytes | None:
+        return None if value is None else compact.encode(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        if value is None or isinstance(value, str):  # a text no writer of 0011 left: as it is
+            return value
+        return compact.decode(bytes(value))
+
+
+COMPACT_TEXT = CompactText()
 
 # One watched tree on one machine.
 workspaces = Table(
@@ -103,17 +124,18 @@ files = Table(
     Index(None, "blob_hash"),
 )
 
-# A change's `origin_info` and `git` (compact JSON, either may be NULL), stored once for every
-# record that carries the same pair (one checkout batch: one row). `digest` (a 63-bit hash of
-# the pair) finds an existing row; rows with the same digest are told apart by their texts.
+# A change's `origin_info` and `git` (compact JSON, either may be NULL; in `store.compact`'s
+# form since revision 0011), stored once for every record that carries the same pair (one
+# checkout batch: one row). `digest` (a 63-bit hash of the pair's texts) finds an existing row;
+# rows with the same digest are told apart by their texts.
 # Retention deletes rows no record uses any more (revision 0006).
 provenance = Table(
     "provenance",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("digest", BigInteger, nullable=False),
-    Column("origin_info", Text, nullable=True),
-    Column("git", Text, nullable=True),
+    Column("origin_info", COMPACT_TEXT, nullable=True),
+    Column("git", COMPACT_TEXT, nullable=True),
     # The agent session and turn `origin_info` names (revision 0008): a turn's records.
     Column("session", Text, nullable=True),
     Column("turn", Integer, nullable=True),
