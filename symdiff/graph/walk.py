@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -18,6 +18,7 @@ from symdiff.graph.edges import (
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
+from symdiff.graph.numbered import Numbered
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import (
     file_tests,
@@ -218,12 +219,23 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
     return False
 
 
-def impact(
-    ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy
-) -> Impact:
-    """The callers to `depth`, the tests at any depth, and the fallback to tests that name."""
+def impact(ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy,
+           numbered: Numbered | None = None) -> Impact:  # fmt: skip
+    """The callers to `depth`, the tests at any depth, and the fallback to tests that name;
+    walked on the numbered graph when it is built for this version (`sweep.py`, the same
+    answer)."""
+    stale = edges.fresh()
+    if numbered is not None:
+        numbered.stale(stale)
+        if numbered.usable() and policy.name_max_depth is None:
+            from symdiff.graph import sweep
+
+            numbered.patch()
+            if numbered.usable():
+                found = sweep.impact(ix, edges, numbered, changed, depth=depth, policy=policy)
+                if found is not None:
+                    return found
     starts = [(c.path, c.name) for c in changed]
-    edges.fresh()
     walk = _walk(edges, starts)
     callers, groups, tested = _sorted_out(ix, walk, set(starts), depth, policy)
     tests = _first_hits(ix, walk, groups)
@@ -236,11 +248,17 @@ def impact(
         changed=tuple(changed),
         callers=tuple(_caller_hits(ix, walk, callers)),
         tests=tuple(sorted(tests.values(), key=attrgetter("depth", "path", "node_id"))),
-        run=run_commands(
-            tests.values(),
-            {path: ix.files[path].facts.language for path in {t.path for t in tests.values()}},
-            lambda path: file_tests(ix, path, policy),
-        ),
+        run=run_commands_of(ix, tests.values(), policy),
+    )
+
+
+def run_commands_of(ix: Index, tests: Iterable[TestHit], policy: Policy) -> dict[str, str]:
+    """The commands that run these tests, each test file's language from the index."""
+    hits = list(tests)
+    return run_commands(
+        hits,
+        {path: ix.files[path].facts.language for path in {t.path for t in hits}},
+        lambda path: file_tests(ix, path, policy),
     )
 
 

@@ -1,0 +1,249 @@
+"""The impact walk on the numbered graph (`numbered.py`): each level of the breadth-first walk
+as a few array operations, the same answer as `walk.py`'s.
+
+A level in `walk._step` meets the frontier's users in order: a user not reached before takes
+the level, the first frontier node that reached it (for `_onward`), the starts of every node
+that reached it, and the best rank over those paths with, as `via`, the first node giving it.
+Here the (frontier node, user) pairs of a level are laid out in that same order and reduced
+per user: a sort by (user, -rank, position) finds the best and its first node, and an OR per
+user the starts. A list of users shared by many frontier nodes is gathered once per rank of
+those nodes (the first node of each rank; the starts of them all), and not again at a later
+level (all its users are reached then): what `walk._taken_in` skips.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from symdiff.graph.edges import INFERRED, MENTION, NAME, RANK, RESOLVED
+from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
+from symdiff.graph.maps import Index, Node
+from symdiff.graph.numbered import ITSELF, NONE, OTHER, Numbered
+from symdiff.graph.policy import Policy
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from symdiff.graph.users import Edges
+
+    Ints = npt.NDArray[np.int64]
+
+GO, CLASS_BODY = 1, 2  # walk._way
+# A rank as the tests' groups count it (walk.CONFIDENCE then RANK): an inferred edge is a name.
+GROUP_RANK = {RANK[RESOLVED]: RANK[RESOLVED], RANK[NAME]: RANK[NAME], INFERRED: RANK[NAME],
+              RANK[MENTION]: RANK[MENTION]}  # fmt: skip
+CONFIDENCE_OF = {RANK[RESOLVED]: RESOLVED, RANK[NAME]: NAME, RANK[MENTION]: MENTION}
+
+
+class Swept:
+    """What the array walk found: the nodes in the order first reached, and per node (by
+    number) its depth (-1: not reached), rank, `via` (a node's number, -1 for a start) and
+    the starts that reached it first (one bit each, in 64-bit words)."""
+
+    def __init__(self, size: int, words: int) -> None:
+        import numpy as np
+
+        self.depth = np.full(size, -1, dtype=np.int32)
+        self.rank = np.zeros(size, dtype=np.int8)
+        self.via = np.full(size, -1, dtype=np.int64)
+        self.bits = np.zeros((size, words), dtype=np.uint64)
+        self.order: list[Ints] = []
+
+
+def sweep(ix: Index, edges: Edges, g: Numbered, starts: Sequence[int]) -> Swept:
+    """Every node reaching a start, breadth first from all at once, within the budget."""
+    import numpy as np
+
+    words = max(1, (len(starts) + 63) // 64)
+    out = Swept(len(g.nodes), words)
+    first: dict[int, None] = {}
+    for bit, start in enumerate(starts):
+        first[start] = None
+        out.bits[start, bit // 64] |= np.uint64(1 << (bit % 64))
+    frontier = np.fromiter(first, dtype=np.int64, count=len(first))
+    out.depth[frontier] = 0
+    out.rank[frontier] = RANK[RESOLVED]
+    out.order.append(frontier)
+    reached = len(frontier)
+    taken = np.full(len(g.list_start) - 1, -1, dtype=np.int32)  # the level a list was taken in
+    level = 0
+    while len(frontier) and reached < edges.policy.node_budget:
+        level += 1
+        found, before = _level(g, out, frontier, level, taken)
+        out.order.append(found)
+        reached += len(found)
+        frontier = _onward(edges, g, found, before)
+    return out
+
+
+def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArray[np.int32]
+           ) -> tuple[Ints, Ints]:  # fmt: skip
+    """One level: the users first reached at it, in the order first met, and for each the
+    frontier node that met it first."""
+    import numpy as np
+
+    lists = g.list_of[frontier].astype(np.int64)
+    sizes = g.list_start[lists + 1] - g.list_start[lists]
+    keep = np.flatnonzero((sizes > 0) & (taken[lists] < 0))
+    if not len(keep):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    ranks = out.rank[frontier[keep]].astype(np.int64)
+    # The first node of each (list, rank): the others add only their starts.
+    _, firsts = np.unique(lists[keep] * 8 + ranks, return_index=True)
+    reps = keep[np.sort(firsts)]
+    bits = out.bits[frontier[reps]]
+    if len(reps) < len(keep):
+        bits = _starts_by_list(out, frontier, lists, keep, reps)
+    rep_lists = lists[reps]
+    taken[rep_lists] = level
+    counts = sizes[reps]
+    total = int(counts.sum())
+    owner = np.repeat(np.arange(len(reps)), counts)
+    at = np.repeat(g.list_start[rep_lists] - np.cumsum(counts) + counts, counts) + np.arange(total)
+    users = g.users[at].astype(np.int64)
+    new = out.depth[users] < 0
+    users, owner = users[new], owner[new]
+    if not len(users):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    path_rank = np.minimum(g.ranks[at][new].astype(np.int64),
+                           out.rank[frontier[reps]].astype(np.int64)[owner])  # fmt: skip
+    pairs = np.arange(len(users))
+    by_user = np.lexsort((pairs, -path_rank, users))
+    sorted_users = users[by_user]
+    heads = np.flatnonzero(np.concatenate(([True], sorted_users[1:] != sorted_users[:-1])))
+    reached = sorted_users[heads]
+    best = by_user[heads]
+    first_pair = np.minimum.reduceat(by_user, heads)
+    out.depth[reached] = level
+    out.rank[reached] = path_rank[best]
+    out.via[reached] = frontier[reps[owner[best]]]
+    out.bits[reached] = np.bitwise_or.reduceat(bits[owner[by_user]], heads, axis=0)
+    met = np.argsort(first_pair, kind="stable")
+    return reached[met], frontier[reps[owner[first_pair[met]]]]
+
+
+def _starts_by_list(out: Swept, frontier: Ints, lists: Ints, keep: Ints, reps: Ints
+                    ) -> npt.NDArray[np.uint64]:  # fmt: skip
+    """The starts of every kept frontier node that shares a representative's list, ORed."""
+    import numpy as np
+
+    kept_lists = lists[keep]
+    by_list = np.argsort(kept_lists, kind="stable")
+    sorted_lists = kept_lists[by_list]
+    heads = np.flatnonzero(np.concatenate(([True], sorted_lists[1:] != sorted_lists[:-1])))
+    ored = np.bitwise_or.reduceat(out.bits[frontier[keep[by_list]]], heads, axis=0)
+    return ored[np.searchsorted(sorted_lists[heads], lists[reps])]
+
+
+def _onward(edges: Edges, g: Numbered, found: Ints, before: Ints) -> Ints:
+    """The reached nodes the walk goes on from (`walk._onward`)."""
+    import numpy as np
+
+    from symdiff.graph.walk import _class_goes_on
+
+    way = g.way[found]
+    goes = way == GO
+    for k in np.flatnonzero(way == CLASS_BODY).tolist():
+        goes[k] = _class_goes_on(edges, g.nodes[found[k]], g.nodes[before[k]])
+    return found[goes]
+
+
+def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, depth: int,
+           policy: Policy) -> Impact | None:  # fmt: skip
+    """`walk.impact`'s answer, walked on the numbered graph; None if a start's users are
+    outside its numbering."""
+    import numpy as np
+
+    from symdiff.graph.walk import _keep_test, _mentions, _reaches_a_test, run_commands_of
+
+    starts = []
+    for c in changed:
+        n = g.add((c.path, c.name))
+        if n is None:
+            return None
+        starts.append(n)
+    swept = sweep(ix, edges, g, starts)
+
+    order = np.concatenate(swept.order)
+    tests, tested = _first_hits(g, swept, order, policy)
+    for bit, change in enumerate(changed):
+        if tested & (1 << bit) or _reaches_a_test(edges, (change.path, change.name)):
+            continue
+        for test in _mentions(ix, change):
+            _keep_test(tests, test, 1, change.name, MENTION)
+    hits = sorted(tests.values(), key=_test_order)
+    return Impact(
+        changed=tuple(changed),
+        callers=tuple(_callers(g, swept, order, depth)),
+        tests=tuple(hits),
+        run=run_commands_of(ix, hits, policy),
+    )
+
+
+def _test_order(hit: TestHit) -> tuple[int, str, str]:
+    return hit.depth, hit.path, hit.node_id
+
+
+def _via(names: list[str], n: int) -> str:
+    return names[n] if n >= 0 else ""
+
+
+def _callers(g: Numbered, swept: Swept, order: Ints, depth: int) -> list[CallerHit]:
+    import numpy as np
+
+    level = swept.depth[order]
+    chosen = order[(level > 0) & (level <= depth) & (swept.rank[order] != INFERRED)]
+    chosen = chosen[np.lexsort((g.caller_rank[chosen], swept.depth[chosen]))]
+    nodes, names, kinds, lines = g.nodes, g.names, g.kinds, g.lines
+    out = []
+    for n, at, via, rank in zip(chosen.tolist(), swept.depth[chosen].tolist(),
+                                swept.via[chosen].tolist(), swept.rank[chosen].tolist(),
+                                strict=True):  # fmt: skip
+        out.append(CallerHit(names[n], nodes[n][0], kinds[n], lines[n], at, names[via],
+                             CONFIDENCE_OF[GROUP_RANK[rank]]))
+    return out
+
+
+def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy
+                ) -> tuple[dict[tuple[str, str], TestHit], int]:  # fmt: skip
+    """Each test once, as `walk._first_hits` gives it; and the bits of the starts that some
+    test reaches."""
+    import numpy as np
+
+    stands = g.stands[order]
+    rank = swept.rank[order].astype(np.int64)
+    kept = stands != NONE
+    if policy.expand_needs_resolved:
+        kept &= (stands == ITSELF) | (rank == RANK[RESOLVED])
+    where = np.flatnonzero(kept)
+    nodes = order[where]
+    tested = 0
+    if len(nodes):
+        for word, value in enumerate(np.bitwise_or.reduce(swept.bits[nodes], axis=0).tolist()):
+            tested |= value << (64 * word)
+    itself = stands[where] == ITSELF
+    at = swept.depth[nodes].astype(np.int64) + (~itself)
+    group_rank = np.array([0, 2, 2, 0, 4], dtype=np.int64)[rank[where]]
+    counts = g.test_start[nodes + 1] - g.test_start[nodes]
+    total = int(counts.sum())
+    owner = np.repeat(np.arange(len(nodes)), counts)
+    tests = g.test_of[np.repeat(g.test_start[nodes] - np.cumsum(counts) + counts, counts)
+                      + np.arange(total)].astype(np.int64)  # fmt: skip
+    # The nearest, most confident group first, then the order the walk reached the nodes.
+    by = np.lexsort((owner, -group_rank[owner], at[owner], tests))
+    sorted_tests = tests[by]
+    heads = by[np.flatnonzero(np.concatenate(([True], sorted_tests[1:] != sorted_tests[:-1])))]
+    numbered, names = g.ix.memo.numbered, g.names
+    out: dict[tuple[str, str], TestHit] = {}
+    for test, k in zip(tests[heads].tolist(), owner[heads].tolist(), strict=True):
+        t = numbered[test]
+        n = int(nodes[k])
+        via = (_via(names, int(swept.via[n])) if itself[k] else names[n])
+        out[t.path, t.node_id] = TestHit(t.path, t.name, t.node_id, int(at[k]), via,
+                                         CONFIDENCE_OF[int(group_rank[k])])  # fmt: skip
+    return out, tested
+
+
+__all__ = ["OTHER", "Node", "impact", "sweep"]
