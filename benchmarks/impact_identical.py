@@ -49,7 +49,7 @@ def held(settings: Settings) -> Graph:
 
 def questions(graph: Graph) -> list[tuple[str, list[Changed], int]]:
     """The benchmark's samples, then random sets of any definitions, at depths 1-3."""
-    ix = graph._ix  # noqa: SLF001 - a benchmark's look inside
+    ix = graph._ix
     functions = sorted(f"{p}:{s.name}" for p, e in ix.files.items()
                        if e.facts.language == "python" and classify(p) is Scope.IMPL
                        for s in e.facts.symbols if s.kind in ("function", "method"))  # fmt: skip
@@ -68,7 +68,7 @@ def questions(graph: Graph) -> list[tuple[str, list[Changed], int]]:
 
 
 def random_sets(graph: Graph, count: int, seed: int) -> list[tuple[str, list[Changed], int]]:
-    ix = graph._ix  # noqa: SLF001
+    ix = graph._ix
     every = sorted((p, s.name) for p, e in ix.files.items() for s in e.facts.symbols)
     tests = [n for n in every if ix.files[n[0]].test_scope]
     js = [n for n in every if ix.files[n[0]].facts.language in ("javascript", "typescript")]
@@ -96,7 +96,7 @@ def _found(graph: Graph, names: list[str]) -> list[Changed]:
 def edit(graph: Graph, path: str) -> bool:
     """An edit inside bodies: the file's last call dropped, its shape kept (False: the
     edit changed the file's shape, and every cache was dropped)."""
-    ix = graph._ix  # noqa: SLF001
+    ix = graph._ix
     facts = ix.files[path].facts
     calls = [k for k, r in enumerate(facts.refs.refs) if r.kind is RefKind.CALL]
     if not calls:
@@ -138,7 +138,7 @@ def run(settings: Settings, count: int) -> None:
     differ = compare(old, new, asked, digest)
     n = len(asked)
     rng = random.Random(7)
-    paths = sorted(p for p, e in old._ix.files.items()  # noqa: SLF001
+    paths = sorted(p for p, e in old._ix.files.items()
                    if e.facts.language == "python" and e.facts.refs.refs)  # fmt: skip
     for round_ in range(3):
         for path in rng.sample(paths, 5):

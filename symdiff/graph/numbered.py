@@ -15,10 +15,12 @@ in once a level.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from symdiff.graph.maps import Index, Node
+from symdiff.graph.policy import Policy
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 
     from symdiff.graph.users import Edges
 
-STEP = 400  # nodes a build step works out
+STEP = 100  # nodes a build step works out (~15 ms on Django)
+STOP, GO, CLASS_BODY = 0, 1, 2  # walk._way
 NONE, OTHER, ITSELF = -1, 0, 1  # what a node stands for: no test; tests it runs before; itself
 
 
@@ -43,6 +46,7 @@ class Numbered:
         self.number: dict[Node, int] = {node: n for n, node in enumerate(self.nodes)}
         self.names: list[str] = [name for _, name in self.nodes]
         self._stale: set[Node] = set()  # nodes whose users an edit changed since their list
+        self._table: Tests | None = None
         # What the build fills in (Python lists, then arrays when it ends).
         self._lists: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
         self._list_of: list[int] = []
@@ -52,7 +56,7 @@ class Numbered:
 
     def steps(self) -> Iterator[None]:
         """The build, a step at a time: each works out STEP nodes."""
-        from symdiff.graph.walk import _stands_for, _way
+        from symdiff.graph.walk import _stands_for, _stored, _way
 
         ix, edges, policy = self.ix, self.edges, self.edges.policy
         memo = ix.memo
@@ -65,6 +69,8 @@ class Numbered:
                 goes = memo.goes.get(node)
                 if goes is None:
                     goes = memo.goes[node] = _way(edges, node)
+                if goes == CLASS_BODY and not _stored(ix, node)[0]:
+                    goes = STOP  # a class body storing nothing: `_class_goes_on` is False
                 self._way.append(goes)
                 found = memo.stands_for[node] if node in memo.stands_for else (
                     _stands_for(ix, node, policy))  # fmt: skip
@@ -75,6 +81,7 @@ class Numbered:
             yield
         if ix.version == self.version and not self.failed:
             self._arrays()
+            self.tests_table()
             self.ready = True
             self.stale(edges.fresh())
             self.patch()
@@ -126,6 +133,13 @@ class Numbered:
         self.kinds.append("")
         self.lines.append(1)
         return n
+
+    def tests_table(self) -> Tests:
+        """The numbered tests as the answer needs them, for every number so far."""
+        numbered = self.ix.memo.numbered
+        if self._table is None or self._table.size != len(numbered):
+            self._table = Tests(self.ix, self.edges.policy)
+        return self._table
 
     def _list(self, node: Node) -> int:
         """The number of the node's users' list (one per distinct list); -1 (and `failed`)
@@ -202,6 +216,33 @@ class Numbered:
         caller_rank: npt.NDArray[np.int32]
         kinds: list[str]
         lines: list[int]
+
+
+class Tests:
+    """Each numbered test's place in the answer's order (path, node id), and what its pytest
+    command needs: its id and its file's path shell-quoted, whether the file's every test
+    (`file_tests`) includes it, and how many those are."""
+
+    def __init__(self, ix: Index, policy: Policy) -> None:
+        import numpy as np
+
+        from symdiff.graph.testing import file_tests
+
+        numbered = ix.memo.numbered
+        self.size = len(numbered)
+        by = sorted(range(self.size), key=lambda n: (numbered[n].path, numbered[n].node_id))
+        self.rank = np.empty(self.size, dtype=np.int64)
+        self.rank[by] = np.arange(self.size, dtype=np.int64)
+        self.quoted = [shlex.quote(t.node_id) for t in numbered]
+        self.python = np.array([ix.files[t.path].facts.language == "python" for t in numbered],
+                               dtype=bool)  # fmt: skip
+        paths = sorted({t.path for t in numbered})
+        self.paths = [shlex.quote(p) for p in paths]
+        path_of = {p: k for k, p in enumerate(paths)}
+        self.path = np.array([path_of[t.path] for t in numbered], dtype=np.int64)
+        every = {p: file_tests(ix, p, policy) for p in paths}
+        self.in_every = np.array([t.node_id in every[t.path] for t in numbered], dtype=bool)
+        self.every = np.array([len(every[p]) for p in paths], dtype=np.int64)
 
 
 def _nodes(ix: Index) -> set[Node]:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from symdiff.graph.edges import INFERRED, MENTION, NAME, RANK, RESOLVED
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
-from symdiff.graph.maps import Index, Node
-from symdiff.graph.numbered import ITSELF, NONE, OTHER, Numbered
+from symdiff.graph.maps import Index
+from symdiff.graph.numbered import ITSELF, NONE, Numbered
 from symdiff.graph.policy import Policy
 
 if TYPE_CHECKING:
@@ -147,7 +147,8 @@ def _onward(edges: Edges, g: Numbered, found: Ints, before: Ints) -> Ints:
     goes = way == GO
     for k in np.flatnonzero(way == CLASS_BODY).tolist():
         goes[k] = _class_goes_on(edges, g.nodes[found[k]], g.nodes[before[k]])
-    return found[goes]
+    onward: Ints = found[goes]
+    return onward
 
 
 def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, depth: int,
@@ -165,21 +166,20 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
             return None
         starts.append(n)
     swept = sweep(ix, edges, g, starts)
-
     order = np.concatenate(swept.order)
-    tests, tested = _first_hits(g, swept, order, policy)
-    for bit, change in enumerate(changed):
-        if tested & (1 << bit) or _reaches_a_test(edges, (change.path, change.name)):
-            continue
-        for test in _mentions(ix, change):
+    first, tested = _first_hits(g, swept, order, policy)
+    callers = tuple(_callers(g, swept, order, depth))
+    mentioned = [(change, test) for bit, change in enumerate(changed)
+                 if not tested & (1 << bit) and not _reaches_a_test(edges, g.nodes[starts[bit]])
+                 for test in _mentions(ix, change)]  # fmt: skip
+    hits = _hits(g, swept, first)
+    if mentioned:  # the fallback joins them: as walk.py does it
+        tests = {(t.path, t.node_id): t for t in hits}
+        for change, test in mentioned:
             _keep_test(tests, test, 1, change.name, MENTION)
-    hits = sorted(tests.values(), key=_test_order)
-    return Impact(
-        changed=tuple(changed),
-        callers=tuple(_callers(g, swept, order, depth)),
-        tests=tuple(hits),
-        run=run_commands_of(ix, hits, policy),
-    )
+        hits = sorted(tests.values(), key=_test_order)
+        return Impact(tuple(changed), callers, tuple(hits), run_commands_of(ix, hits, policy))
+    return Impact(tuple(changed), callers, tuple(hits), _run(ix, g, first, hits, policy))
 
 
 def _test_order(hit: TestHit) -> tuple[int, str, str]:
@@ -206,8 +206,16 @@ def _callers(g: Numbered, swept: Swept, order: Ints, depth: int) -> list[CallerH
     return out
 
 
-def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy
-                ) -> tuple[dict[tuple[str, str], TestHit], int]:  # fmt: skip
+class First:
+    """Each test's first hit, in the answer's order (depth, path, node id): its number, its
+    depth, the node that gave it, whether that node is the test itself, its group's rank."""
+
+    def __init__(self, tests: Ints, at: Ints, node: Ints, itself: npt.NDArray[np.bool_],
+                 rank: Ints) -> None:  # fmt: skip
+        self.tests, self.at, self.node, self.itself, self.rank = tests, at, node, itself, rank
+
+
+def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple[First, int]:
     """Each test once, as `walk._first_hits` gives it; and the bits of the starts that some
     test reaches."""
     import numpy as np
@@ -235,15 +243,56 @@ def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy
     by = np.lexsort((owner, -group_rank[owner], at[owner], tests))
     sorted_tests = tests[by]
     heads = by[np.flatnonzero(np.concatenate(([True], sorted_tests[1:] != sorted_tests[:-1])))]
+    tests, owner = tests[heads], owner[heads]
+    table = g.tests_table()
+    answer = np.lexsort((table.rank[tests], at[owner]))
+    tests, owner = tests[answer], owner[answer]
+    return First(tests, at[owner], nodes[owner], itself[owner], group_rank[owner]), tested
+
+
+def _hits(g: Numbered, swept: Swept, first: First) -> list[TestHit]:
     numbered, names = g.ix.memo.numbered, g.names
-    out: dict[tuple[str, str], TestHit] = {}
-    for test, k in zip(tests[heads].tolist(), owner[heads].tolist(), strict=True):
-        t = numbered[test]
-        n = int(nodes[k])
-        via = (_via(names, int(swept.via[n])) if itself[k] else names[n])
-        out[t.path, t.node_id] = TestHit(t.path, t.name, t.node_id, int(at[k]), via,
-                                         CONFIDENCE_OF[int(group_rank[k])])  # fmt: skip
-    return out, tested
+    vias = [_via(names, v) if own else names[n] for n, own, v in zip(
+        first.node.tolist(), first.itself.tolist(), swept.via[first.node].tolist(),
+        strict=True)]  # fmt: skip
+    tests = [numbered[t] for t in first.tests.tolist()]
+    return list(map(TestHit, [t.path for t in tests], [t.name for t in tests],
+                    [t.node_id for t in tests], first.at.tolist(), vias,
+                    [CONFIDENCE_OF[r] for r in first.rank.tolist()]))
 
 
-__all__ = ["OTHER", "Node", "impact", "sweep"]
+def _run(ix: Index, g: Numbered, first: First, hits: list[TestHit], policy: Policy
+         ) -> dict[str, str]:  # fmt: skip
+    """`testing.run_commands` of the hits: the pytest command from the tests' numbers (a file
+    whose every test is selected named by its path), the others' as it makes them."""
+    import numpy as np
+
+    from symdiff.graph.walk import run_commands_of
+
+    table = g.tests_table()
+    python = table.python[first.tests]
+    run: dict[str, str] = {}
+    chosen = first.tests[python]
+    if len(chosen):
+        chosen = chosen[np.argsort(table.rank[chosen])]
+        paths = table.path[chosen]
+        heads = np.flatnonzero(np.concatenate(([True], paths[1:] != paths[:-1])))
+        sizes = np.diff(np.append(heads, len(chosen)))
+        in_every = np.add.reduceat(table.in_every[chosen].astype(np.int64), heads)
+        every = table.every[paths[heads]]
+        whole = (sizes > 1) & (every > 0) & (in_every == every)
+        quoted, words = table.quoted, []
+        ends = (heads + sizes).tolist()
+        for k, (start, end) in enumerate(zip(heads.tolist(), ends, strict=True)):
+            if whole[k]:
+                words.append(table.paths[int(paths[start])])
+            else:
+                words.extend([quoted[t] for t in chosen[start:end].tolist()])
+        run["pytest"] = "pytest " + " ".join(words)
+    if not python.all():
+        rest = [hit for hit, py in zip(hits, python.tolist(), strict=True) if not py]
+        run.update(run_commands_of(ix, rest, policy))
+    return run
+
+
+__all__ = ["impact", "sweep"]
