@@ -112,7 +112,7 @@ def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArr
     pairs = np.arange(len(users))
     by_user = np.lexsort((pairs, -path_rank, users))
     sorted_users = users[by_user]
-    heads = np.flatnonzero(np.concatenate(([True], sorted_users[1:] != sorted_users[:-1])))
+    heads = _heads(sorted_users)
     reached = sorted_users[heads]
     best = by_user[heads]
     first_pair = np.minimum.reduceat(by_user, heads)
@@ -124,6 +124,15 @@ def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArr
     return reached[met], frontier[reps[owner[first_pair[met]]]]
 
 
+def _heads(values: Ints) -> Ints:
+    """Where each run of equal values in a sorted array begins."""
+    import numpy as np
+
+    heads: Ints = np.flatnonzero(np.diff(values, prepend=values[:1] - 1)) if len(values) else (
+        np.empty(0, dtype=np.int64))  # fmt: skip
+    return heads
+
+
 def _starts_by_list(out: Swept, frontier: Ints, lists: Ints, keep: Ints, reps: Ints
                     ) -> npt.NDArray[np.uint64]:  # fmt: skip
     """The starts of every kept frontier node that shares a representative's list, ORed."""
@@ -132,7 +141,7 @@ def _starts_by_list(out: Swept, frontier: Ints, lists: Ints, keep: Ints, reps: I
     kept_lists = lists[keep]
     by_list = np.argsort(kept_lists, kind="stable")
     sorted_lists = kept_lists[by_list]
-    heads = np.flatnonzero(np.concatenate(([True], sorted_lists[1:] != sorted_lists[:-1])))
+    heads = _heads(sorted_lists)
     ored = np.bitwise_or.reduceat(out.bits[frontier[keep[by_list]]], heads, axis=0)
     return ored[np.searchsorted(sorted_lists[heads], lists[reps])]
 
@@ -242,7 +251,7 @@ def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple
     # The nearest, most confident group first, then the order the walk reached the nodes.
     by = np.lexsort((owner, -group_rank[owner], at[owner], tests))
     sorted_tests = tests[by]
-    heads = by[np.flatnonzero(np.concatenate(([True], sorted_tests[1:] != sorted_tests[:-1])))]
+    heads = by[_heads(sorted_tests)]
     tests, owner = tests[heads], owner[heads]
     table = g.tests_table()
     answer = np.lexsort((table.rank[tests], at[owner]))
@@ -276,7 +285,7 @@ def _run(ix: Index, g: Numbered, first: First, hits: list[TestHit], policy: Poli
     if len(chosen):
         chosen = chosen[np.argsort(table.rank[chosen])]
         paths = table.path[chosen]
-        heads = np.flatnonzero(np.concatenate(([True], paths[1:] != paths[:-1])))
+        heads = _heads(paths)
         sizes = np.diff(np.append(heads, len(chosen)))
         in_every = np.add.reduceat(table.in_every[chosen].astype(np.int64), heads)
         every = table.every[paths[heads]]
