@@ -16,6 +16,7 @@ in once a level.
 from __future__ import annotations
 
 import shlex
+from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -48,7 +49,10 @@ class Numbered:
         self._stale: set[Node] = set()  # nodes whose users an edit changed since their list
         self._table: Tests | None = None
         # What the build fills in (Python lists, then arrays when it ends).
-        self._lists: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+        # Each distinct list (its users' numbers and their ranks, as bytes) -> its number; the
+        # lists not yet in the arrays.
+        self._lists: dict[tuple[bytes, bytes], int] = {}
+        self._unlisted: list[tuple[bytes, bytes]] = []
         self._list_of: list[int] = []
         self._way: list[int] = []
         self._stands: list[int] = []
@@ -102,6 +106,7 @@ class Numbered:
             if n is not None:
                 self.list_of[n] = self._list(node)
         self._stale.clear()
+        self._listed()
 
     def add(self, node: Node) -> int | None:
         """The number of a node, numbered now if the build did not meet it (a removed
@@ -117,6 +122,7 @@ class Numbered:
         if users < 0:
             self.failed = False  # this node's users only: the others hold
             return None
+        self._listed()
         n = len(self.nodes)
         self.nodes.append(node)
         self.number[node] = n
@@ -143,31 +149,48 @@ class Numbered:
 
     def _list(self, node: Node) -> int:
         """The number of the node's users' list (one per distinct list); -1 (and `failed`)
-        if a user is outside the numbering."""
-        import numpy as np
-
+        if a user is outside the numbering. A new list joins the arrays at `_listed`."""
         users = self.edges.computed(node)
         number = self.number
         try:
-            key = (tuple(number[u] for u in users), tuple(users.values()))
+            key = (array("i", [number[u] for u in users]).tobytes(),
+                   array("b", users.values()).tobytes())  # fmt: skip
         except KeyError:
             self.failed = True
             return -1
         found = self._lists.get(key)
         if found is None:
             found = self._lists[key] = len(self._lists)
-            if self.ready:  # the arrays are made: a new list goes at their end
-                self.users = np.concatenate((self.users, np.array(key[0], dtype=np.int32)))
-                self.ranks = np.concatenate((self.ranks, np.array(key[1], dtype=np.int8)))
-                self.list_start = np.append(self.list_start, len(self.users))
+            self._unlisted.append(key)
         return found
+
+    def _listed(self) -> None:
+        """The new lists put at the arrays' end."""
+        import numpy as np
+
+        if not self._unlisted:
+            return
+        new = self._unlisted
+        self._unlisted = []
+        counts = np.array([len(r) for _, r in new], dtype=np.int64)
+        users = np.frombuffer(b"".join(u for u, _ in new), dtype=np.int32)
+        ranks = np.frombuffer(b"".join(r for _, r in new), dtype=np.int8)
+        if self.ready:
+            ends = self.list_start[-1] + np.cumsum(counts)
+            self.list_start = np.concatenate((self.list_start, ends))
+            self.users = np.concatenate((self.users, users))
+            self.ranks = np.concatenate((self.ranks, ranks))
+            return
+        self.list_start = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=self.list_start[1:])
+        self.users, self.ranks = users, ranks
 
     def _arrays(self) -> None:
         import numpy as np
 
         ix = self.ix
         self.list_of = np.array(self._list_of, dtype=np.int32)
-        self._list_arrays()
+        self._listed()
         self.way = np.array(self._way, dtype=np.int8)
         self.stands = np.array(self._stands, dtype=np.int8)
         counts = [len(t) for t in self._tests]
@@ -189,20 +212,6 @@ class Numbered:
         self.caller_rank[by] = np.arange(len(by), dtype=np.int32)
         self._list_of = self._way = self._stands = []
         self._tests = []
-
-    def _list_arrays(self) -> None:
-        """The lists as one array of users and one of ranks, with each list's bounds."""
-        import numpy as np
-
-        lists = list(self._lists)
-        counts = [len(users) for users, _ in lists]
-        self.list_start = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=self.list_start[1:])
-        total = int(self.list_start[-1])
-        self.users = np.fromiter((u for users, _ in lists for u in users), dtype=np.int32,
-                                 count=total)  # fmt: skip
-        self.ranks = np.fromiter((r for _, ranks in lists for r in ranks), dtype=np.int8,
-                                 count=total)  # fmt: skip
 
     if TYPE_CHECKING:
         list_of: npt.NDArray[np.int32]
