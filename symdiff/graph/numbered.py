@@ -77,7 +77,7 @@ class Numbered:
                     goes = STOP  # a class body storing nothing: `_class_goes_on` is False
                 self._way.append(goes)
                 found = memo.stands_for[node] if node in memo.stands_for else (
-                    _stands_for(ix, node, policy))  # fmt: skip
+                    _stands_for(ix, node, policy, keep=False))  # fmt: skip
                 self._stands.append(NONE if found is None else ITSELF if found[0] else OTHER)
                 self._tests.append(() if found is None else found[1])
             if self.failed:

@@ -82,7 +82,7 @@ class Edges:
     def computed(self, node: Node) -> Users:
         """`users(node, by_name=True)` worked out afresh and not kept (the numbered graph
         keeps them as arrays), in the nodes' order; its keys are still tracked for `fresh`."""
-        return dict(sorted(self._compute(node, True).items()))
+        return dict(sorted(self._compute(node, True, keep=False).items()))
 
     def _shared(self, found: Users) -> Users:
         """`found` in the nodes' order, as the one dict every node with these users holds:
@@ -98,14 +98,14 @@ class Edges:
         same.append(ordered)
         return ordered
 
-    def _compute(self, node: Node, by_name: bool) -> Users:
+    def _compute(self, node: Node, by_name: bool, *, keep: bool = True) -> Users:
         path, name = node
         if not name:
             return self._package_aliases(path)
         ix = self.ix
         out: Users = {}
         resolved = RANK[RESOLVED]
-        keys = reach_keys(ix, path, name, self.policy)
+        keys = reach_keys(ix, path, name, self.policy, keep=keep)
         by_key = ix.by_key
         for key in keys:
             users = by_key.get(key)

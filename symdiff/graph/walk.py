@@ -314,7 +314,8 @@ def _first_hits(ix: Index, walk: _Walk, groups: Groups) -> dict[tuple[str, str],
     return tests
 
 
-def _stands_for(ix: Index, node: Node, policy: Policy) -> tuple[bool, tuple[int, ...]] | None:
+def _stands_for(ix: Index, node: Node, policy: Policy, *, keep: bool = True
+                ) -> tuple[bool, tuple[int, ...]] | None:  # fmt: skip
     """Whether a reached node is a test itself, and the tests it stands for (itself; or, for a
     test class, a setUp, an autouse fixture, the tests it runs before) as numbers of the
     memo's one numbering of tests: a turn's walk meets the same suites through thousands of
@@ -324,7 +325,7 @@ def _stands_for(ix: Index, node: Node, policy: Policy) -> tuple[bool, tuple[int,
     found: tuple[bool, tuple[int, ...]] | None = None
     if entry is not None and entry.test_scope:
         itself = is_test(ix, node)
-        tests = tests_of(ix, node, policy)
+        tests = tests_of(ix, node, policy, keep=keep)
         if not itself:
             tests += tuple(fixture_scope_tests(ix, node))
         numbers: dict[int, None] = {}
