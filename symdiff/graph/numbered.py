@@ -48,6 +48,9 @@ class Numbered:
         self.names: list[str] = [name for _, name in self.nodes]
         self._stale: set[Node] = set()  # nodes whose users an edit changed since their list
         self._table: Tests | None = None
+        # Whether the walk goes on past a class reached from a node (`walk._class_goes_on`),
+        # as questions ask.
+        self.goes_on: dict[tuple[int, int], bool] = {}
         # What the build fills in (Python lists, then arrays when it ends).
         # Each distinct list (its users' numbers and their ranks, as bytes) -> its number; the
         # lists not yet in the arrays.

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from symdiff.graph.edges import INFERRED, MENTION, NAME, RANK, RESOLVED
-from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit
+from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.maps import Index
 from symdiff.graph.numbered import ITSELF, NONE, Numbered
 from symdiff.graph.policy import Policy
@@ -154,8 +154,13 @@ def _onward(edges: Edges, g: Numbered, found: Ints, before: Ints) -> Ints:
 
     way = g.way[found]
     goes = way == GO
+    known = g.goes_on
     for k in np.flatnonzero(way == CLASS_BODY).tolist():
-        goes[k] = _class_goes_on(edges, g.nodes[found[k]], g.nodes[before[k]])
+        pair = (int(found[k]), int(before[k]))
+        went = known.get(pair)
+        if went is None:
+            went = known[pair] = _class_goes_on(edges, g.nodes[pair[0]], g.nodes[pair[1]])
+        goes[k] = went
     onward: Ints = found[goes]
     return onward
 
@@ -181,13 +186,15 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
     mentioned = [(change, test) for bit, change in enumerate(changed)
                  if not tested & (1 << bit) and not _reaches_a_test(edges, g.nodes[starts[bit]])
                  for test in _mentions(ix, change)]  # fmt: skip
-    hits = _hits(g, swept, first)
-    if mentioned:  # the fallback joins them: as walk.py does it
-        tests = {(t.path, t.node_id): t for t in hits}
+    joined = _mention(g, first, mentioned) if mentioned else first
+    if joined is None:  # a test outside the numbering: the fallback joins as walk.py does
+        tests = {(t.path, t.node_id): t for t in _hits(g, first)}
         for change, test in mentioned:
             _keep_test(tests, test, 1, change.name, MENTION)
         hits = sorted(tests.values(), key=_test_order)
         return Impact(tuple(changed), callers, tuple(hits), run_commands_of(ix, hits, policy))
+    first = joined.ordered(g)
+    hits = _hits(g, first)
     return Impact(tuple(changed), callers, tuple(hits), _run(ix, g, first, hits, policy))
 
 
@@ -216,12 +223,18 @@ def _callers(g: Numbered, swept: Swept, order: Ints, depth: int) -> list[CallerH
 
 
 class First:
-    """Each test's first hit, in the answer's order (depth, path, node id): its number, its
-    depth, the node that gave it, whether that node is the test itself, its group's rank."""
+    """Each test's first hit: its number, depth, `via` and (group) rank."""
 
-    def __init__(self, tests: Ints, at: Ints, node: Ints, itself: npt.NDArray[np.bool_],
-                 rank: Ints) -> None:  # fmt: skip
-        self.tests, self.at, self.node, self.itself, self.rank = tests, at, node, itself, rank
+    def __init__(self, tests: Ints, at: Ints, vias: list[str], rank: Ints) -> None:
+        self.tests, self.at, self.vias, self.rank = tests, at, vias, rank
+
+    def ordered(self, g: Numbered) -> First:
+        """The hits in the answer's order: depth, path, node id."""
+        import numpy as np
+
+        by = np.lexsort((g.tests_table().rank[self.tests], self.at))
+        vias = self.vias
+        return First(self.tests[by], self.at[by], [vias[k] for k in by.tolist()], self.rank[by])
 
 
 def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple[First, int]:
@@ -253,20 +266,44 @@ def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple
     sorted_tests = tests[by]
     heads = by[_heads(sorted_tests)]
     tests, owner = tests[heads], owner[heads]
-    table = g.tests_table()
-    answer = np.lexsort((table.rank[tests], at[owner]))
-    tests, owner = tests[answer], owner[answer]
-    return First(tests, at[owner], nodes[owner], itself[owner], group_rank[owner]), tested
-
-
-def _hits(g: Numbered, swept: Swept, first: First) -> list[TestHit]:
-    numbered, names = g.ix.memo.numbered, g.names
+    names = g.names
     vias = [_via(names, v) if own else names[n] for n, own, v in zip(
-        first.node.tolist(), first.itself.tolist(), swept.via[first.node].tolist(),
+        nodes[owner].tolist(), itself[owner].tolist(), swept.via[nodes[owner]].tolist(),
         strict=True)]  # fmt: skip
+    return First(tests, at[owner], vias, group_rank[owner]), tested
+
+
+def _mention(g: Numbered, first: First, mentioned: list[tuple[Changed, TestId]]
+             ) -> First | None:  # fmt: skip
+    """The hits with the fallback's tests joined (`walk._keep_test`: at depth 1, as a
+    mention, where nothing reached the test nearer); None if a test is not numbered."""
+    import numpy as np
+
+    numbers, numbered = g.ix.memo.test_number, g.ix.memo.numbered
+    at, rank, vias = first.at.copy(), first.rank.copy(), list(first.vias)
+    where = {n: k for k, n in enumerate(first.tests.tolist())}
+    added: list[int] = []
+    for change, test in mentioned:
+        n = numbers.get((test.path, test.node_id))
+        if n is None or numbered[n].name != test.name:
+            return None
+        k = where.get(n)
+        if k is None:
+            k = where[n] = len(vias)
+            added.append(n)
+            at, rank = np.append(at, 1), np.append(rank, RANK[MENTION])
+            vias.append(change.name)
+        elif (1, -RANK[MENTION]) < (int(at[k]), -int(rank[k])):
+            at[k], rank[k], vias[k] = 1, RANK[MENTION], change.name
+    tests = np.concatenate((first.tests, np.array(added, dtype=np.int64)))
+    return First(tests, at, vias, rank)
+
+
+def _hits(g: Numbered, first: First) -> list[TestHit]:
+    numbered = g.ix.memo.numbered
     tests = [numbered[t] for t in first.tests.tolist()]
     return list(map(TestHit, [t.path for t in tests], [t.name for t in tests],
-                    [t.node_id for t in tests], first.at.tolist(), vias,
+                    [t.node_id for t in tests], first.at.tolist(), first.vias,
                     [CONFIDENCE_OF[r] for r in first.rank.tolist()]))
 
 
