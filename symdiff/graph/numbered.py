@@ -245,6 +245,9 @@ class Tests:
         by = sorted(range(self.size), key=lambda n: (numbered[n].path, numbered[n].node_id))
         self.rank = np.empty(self.size, dtype=np.int64)
         self.rank[by] = np.arange(self.size, dtype=np.int64)
+        self.paths_of = [t.path for t in numbered]
+        self.names = [t.name for t in numbered]
+        self.node_ids = [t.node_id for t in numbered]
         self.quoted = [shlex.quote(t.node_id) for t in numbered]
         self.python = np.array([ix.files[t.path].facts.language == "python" for t in numbered],
                                dtype=bool)  # fmt: skip

@@ -14,6 +14,8 @@ level (all its users are reached then): what `walk._taken_in` skips.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from symdiff.graph.edges import INFERRED, MENTION, NAME, RANK, RESOLVED
@@ -300,11 +302,18 @@ def _mention(g: Numbered, first: First, mentioned: list[tuple[Changed, TestId]]
 
 
 def _hits(g: Numbered, first: First) -> list[TestHit]:
-    numbered = g.ix.memo.numbered
-    tests = [numbered[t] for t in first.tests.tolist()]
-    return list(map(TestHit, [t.path for t in tests], [t.name for t in tests],
-                    [t.node_id for t in tests], first.at.tolist(), first.vias,
-                    [CONFIDENCE_OF[r] for r in first.rank.tolist()]))
+    """The hits as named tuples, made in C (tens of thousands in a wide answer)."""
+    table = g.tests_table()
+    numbers = first.tests.tolist()
+    if not numbers:
+        return []
+    pick = itemgetter(*numbers)
+    paths, names, ids = (pick(table.paths_of), pick(table.names), pick(table.node_ids))
+    if len(numbers) == 1:
+        paths, names, ids = (paths,), (names,), (ids,)
+    confidence = [CONFIDENCE_OF[r] for r in first.rank.tolist()]
+    rows = zip(paths, names, ids, first.at.tolist(), first.vias, confidence, strict=True)
+    return list(map(tuple.__new__, repeat(TestHit), rows))
 
 
 def _run(ix: Index, g: Numbered, first: First, hits: list[TestHit], policy: Policy
