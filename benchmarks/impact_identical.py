@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from symdiff.config import Settings
-from symdiff.graph import Changed, Graph
+from symdiff.graph import Changed, Graph, sweep, walk
 from symdiff.impact import index as refindex
 from symdiff.model import Scope
 from symdiff.parse.refs import RefKind
@@ -118,6 +118,16 @@ def compare(old: Graph, new: Graph, asked: list[tuple[str, list[Changed], int]],
         if a != b:
             differ += 1
             print(f"DIFFERENT: {what} (depth {depth}, {len(changed)} symbols)")
+        # The fallback's question, asked of every start (the answers show it only for the
+        # starts no test reached first).
+        for c in changed:
+            node = (c.path, c.name)
+            n = new._numbered.add(node)  # type: ignore[union-attr]
+            assert n is not None
+            if walk._reaches_a_test(old._edges, node) != sweep.reaches_a_test(
+                    new._edges, new._numbered, n):  # type: ignore[arg-type]  # fmt: skip
+                differ += 1
+                print(f"DIFFERENT: whether a test reaches {node}")
     return differ
 
 

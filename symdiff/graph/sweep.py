@@ -173,7 +173,7 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
     outside its numbering."""
     import numpy as np
 
-    from symdiff.graph.walk import _keep_test, _mentions, _reaches_a_test, run_commands_of
+    from symdiff.graph.walk import _keep_test, _mentions, run_commands_of
 
     starts = []
     for c in changed:
@@ -186,7 +186,7 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
     first, tested = _first_hits(g, swept, order, policy)
     callers = tuple(_callers(g, swept, order, depth))
     mentioned = [(change, test) for bit, change in enumerate(changed)
-                 if not tested & (1 << bit) and not _reaches_a_test(edges, g.nodes[starts[bit]])
+                 if not tested & (1 << bit) and not reaches_a_test(edges, g, starts[bit])
                  for test in _mentions(ix, change)]  # fmt: skip
     joined = _mention(g, first, mentioned) if mentioned else first
     if joined is None:  # a test outside the numbering: the fallback joins as walk.py does
@@ -198,6 +198,52 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
     first = joined.ordered(g)
     hits = _hits(g, first)
     return Impact(tuple(changed), callers, tuple(hits), _run(ix, g, first, hits, policy))
+
+
+def reaches_a_test(edges: Edges, g: Numbered, start: int) -> bool:
+    """Whether some test reaches `start` (`walk._reaches_a_test`): breadth first within the
+    fallback's budget, each user taken in at its first sighting, with that edge's rank."""
+    import numpy as np
+
+    from symdiff.graph.walk import FALLBACK_BUDGET
+
+    policy = edges.policy
+    limit = min(policy.node_budget, FALLBACK_BUDGET)
+    seen = np.zeros(len(g.nodes), dtype=bool)
+    seen[start] = True
+    count = 1
+    taken = np.zeros(len(g.list_start) - 1, dtype=bool)  # a list's users are all seen
+    frontier = np.array([start], dtype=np.int64)
+    while len(frontier) and count < limit:
+        lists = g.list_of[frontier].astype(np.int64)
+        _, firsts = np.unique(lists, return_index=True)
+        firsts = np.sort(firsts)
+        firsts = firsts[~taken[lists[firsts]]]
+        reps, rep_lists = frontier[firsts], lists[firsts]
+        taken[rep_lists] = True
+        counts = g.list_start[rep_lists + 1] - g.list_start[rep_lists]
+        total = int(counts.sum())
+        owner = np.repeat(np.arange(len(reps)), counts)
+        at = (np.repeat(g.list_start[rep_lists] - np.cumsum(counts) + counts, counts)
+              + np.arange(total))  # fmt: skip
+        users = g.users[at].astype(np.int64)
+        new = ~seen[users]
+        users, owner, ranks = users[new], owner[new], g.ranks[at][new]
+        _, met = np.unique(users, return_index=True)
+        met = np.sort(met)
+        users, owner, ranks = users[met], owner[met], ranks[met]
+        seen[users] = True
+        count += len(users)
+        stands = g.stands[users]
+        tested = stands == ITSELF
+        if policy.expand_needs_resolved:
+            tested |= (stands != NONE) & (ranks == RANK[RESOLVED])
+        else:
+            tested |= stands != NONE
+        if tested.any():
+            return True
+        frontier = _onward(edges, g, users, reps[owner])
+    return False
 
 
 def _test_order(hit: TestHit) -> tuple[int, str, str]:
