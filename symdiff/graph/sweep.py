@@ -328,23 +328,25 @@ def _mention(g: Numbered, first: First, mentioned: list[tuple[Changed, TestId]]
     import numpy as np
 
     numbers, numbered = g.ix.memo.test_number, g.ix.memo.numbered
-    at, rank, vias = first.at.copy(), first.rank.copy(), list(first.vias)
-    where = {n: k for k, n in enumerate(first.tests.tolist())}
-    added: list[int] = []
+    tests, at, rank = first.tests.tolist(), first.at.tolist(), first.rank.tolist()
+    vias = list(first.vias)
+    where = {n: k for k, n in enumerate(tests)}
+    mention = RANK[MENTION]
     for change, test in mentioned:
         n = numbers.get((test.path, test.node_id))
         if n is None or numbered[n].name != test.name:
             return None
         k = where.get(n)
         if k is None:
-            k = where[n] = len(vias)
-            added.append(n)
-            at, rank = np.append(at, 1), np.append(rank, RANK[MENTION])
+            where[n] = len(tests)
+            tests.append(n)
+            at.append(1)
+            rank.append(mention)
             vias.append(change.name)
-        elif (1, -RANK[MENTION]) < (int(at[k]), -int(rank[k])):
-            at[k], rank[k], vias[k] = 1, RANK[MENTION], change.name
-    tests = np.concatenate((first.tests, np.array(added, dtype=np.int64)))
-    return First(tests, at, vias, rank)
+        elif (1, -mention) < (at[k], -rank[k]):
+            at[k], rank[k], vias[k] = 1, mention, change.name
+    return First(np.array(tests, dtype=np.int64), np.array(at, dtype=np.int64), vias,
+                 np.array(rank, dtype=np.int64))  # fmt: skip
 
 
 def _hits(g: Numbered, first: First) -> list[TestHit]:
