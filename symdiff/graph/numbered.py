@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import shlex
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from symdiff.graph.maps import Index, Node
@@ -48,8 +48,8 @@ class Numbered:
         self.names: list[str] = [name for _, name in self.nodes]
         self._stale: set[Node] = set()  # nodes whose users an edit changed since their list
         self._table: Tests | None = None
-        # Whether the walk goes on past a class reached from a node (`walk._class_goes_on`),
-        # as questions ask.
+        # Whether the walk goes on past a class reached from a node (`walk._class_goes_on`):
+        # (class, node) -> bool, for each class body that stores something.
         self.goes_on: dict[tuple[int, int], bool] = {}
         # What the build fills in (Python lists, then arrays when it ends).
         # Each distinct list (its users' numbers and their ranks, as bytes) -> its number; the
@@ -161,11 +161,29 @@ class Numbered:
         except KeyError:
             self.failed = True
             return -1
+        self._class_bodies(node, users)
         found = self._lists.get(key)
         if found is None:
             found = self._lists[key] = len(self._lists)
             self._unlisted.append(key)
         return found
+
+    def _class_bodies(self, node: Node, users: Iterable[Node]) -> None:
+        """Whether the walk goes past each class whose body stores something, reached from
+        `node` (`walk._class_goes_on`), worked out now rather than in a question."""
+        from symdiff.graph.walk import CLASS_BODY, _class_goes_on, _stored, _way
+
+        ix, edges, memo = self.ix, self.edges, self.ix.memo
+        kept = node in memo.reach_keys  # else memoised only while its class users are asked
+        for user in users:
+            way = memo.goes.get(user)
+            if way is None:
+                way = memo.goes[user] = _way(edges, user)
+            if way == CLASS_BODY and _stored(ix, user)[0]:
+                self.goes_on[self.number[user], self.number[node]] = _class_goes_on(
+                    edges, user, node)
+        if not kept:
+            memo.reach_keys.pop(node, None)
 
     def _listed(self) -> None:
         """The new lists put at the arrays' end."""
