@@ -16,11 +16,12 @@ in once a level.
 from __future__ import annotations
 
 import shlex
+import time
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from symdiff.graph.maps import Index, Node
+from symdiff.graph.maps import Index, Node, collector_paused
 from symdiff.graph.policy import Policy
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
     from symdiff.graph.users import Edges
 
-STEP = 100  # nodes a build step works out (~15 ms on Django)
+STEP = 0.01  # seconds a build step works for (then one more node at most)
 STOP, GO, CLASS_BODY = 0, 1, 2  # walk._way
 NONE, OTHER, ITSELF = -1, 0, 1  # what a node stands for: no test; tests it runs before; itself
 
@@ -60,38 +61,74 @@ class Numbered:
         self._way: list[int] = []
         self._stands: list[int] = []
         self._tests: list[tuple[int, ...]] = []
+        self.kinds: list[str] = []  # per node: its symbol's kind, its first line
+        self.lines: list[int] = []
 
     def steps(self) -> Iterator[None]:
-        """The build, a step at a time: each works out STEP nodes."""
+        """The build, a step at a time: each about STEP seconds (and one node: Django's
+        `Model` methods take up to 0.1 s each)."""
+        ix, edges = self.ix, self.edges
+        todo = iter(self.nodes)
+        while self._some(todo):
+            yield
+            if ix.version != self.version or self.failed:
+                return  # a newer build replaces this one; or the dict walk answers
+            self.stale(edges.fresh())
+        yield
+        if ix.version != self.version or self.failed:
+            return
+        with collector_paused():
+            self._arrays()
+        from symdiff.graph.testing import file_tests
+
+        started = time.perf_counter()
+        for path in sorted({t.path for t in ix.memo.numbered}):  # what `Tests` reads, memoised
+            if time.perf_counter() - started > STEP:
+                yield
+                if ix.version != self.version:
+                    return
+                started = time.perf_counter()
+            file_tests(ix, path, edges.policy)
+        yield
+        if ix.version != self.version:
+            return
+        with collector_paused():
+            self.tests_table()
+        self.ready = True
+        self.stale(edges.fresh())
+        self.patch()
+
+    def _some(self, todo: Iterator[Node]) -> bool:
+        """Nodes of `todo` for STEP seconds, the collector paused (they make objects, no
+        cycles); whether some are left."""
+        started = time.perf_counter()
+        with collector_paused():
+            for node in todo:
+                self._node(node)
+                if time.perf_counter() - started > STEP:
+                    return True
+        return False
+
+    def _node(self, node: Node) -> None:
+        """One node's users, way and tests."""
         from symdiff.graph.walk import _stands_for, _stored, _way
 
-        ix, edges, policy = self.ix, self.edges, self.edges.policy
-        memo = ix.memo
-        for start in range(0, len(self.nodes), STEP):
-            if ix.version != self.version:
-                return  # a newer build replaces this one
-            self.stale(edges.fresh())
-            for node in self.nodes[start : start + STEP]:
-                self._list_of.append(self._list(node))
-                goes = memo.goes.get(node)
-                if goes is None:
-                    goes = memo.goes[node] = _way(edges, node)
-                if goes == CLASS_BODY and not _stored(ix, node)[0]:
-                    goes = STOP  # a class body storing nothing: `_class_goes_on` is False
-                self._way.append(goes)
-                found = memo.stands_for[node] if node in memo.stands_for else (
-                    _stands_for(ix, node, policy, keep=False))  # fmt: skip
-                self._stands.append(NONE if found is None else ITSELF if found[0] else OTHER)
-                self._tests.append(() if found is None else found[1])
-            if self.failed:
-                return
-            yield
-        if ix.version == self.version and not self.failed:
-            self._arrays()
-            self.tests_table()
-            self.ready = True
-            self.stale(edges.fresh())
-            self.patch()
+        ix, edges, memo = self.ix, self.edges, self.ix.memo
+        self._list_of.append(self._list(node))
+        entry = ix.files.get(node[0])
+        symbol = entry.symbols.get(node[1]) if entry is not None else None
+        self.kinds.append(symbol.kind if symbol is not None else "" if node[1] else "module")
+        self.lines.append(symbol.start_line if symbol is not None else 1)
+        goes = memo.goes.get(node)
+        if goes is None:
+            goes = memo.goes[node] = _way(edges, node)
+        if goes == CLASS_BODY and not _stored(ix, node)[0]:
+            goes = STOP  # a class body storing nothing: `_class_goes_on` is False
+        self._way.append(goes)
+        found = memo.stands_for[node] if node in memo.stands_for else (
+            _stands_for(ix, node, edges.policy, keep=False))  # fmt: skip
+        self._stands.append(NONE if found is None else ITSELF if found[0] else OTHER)
+        self._tests.append(() if found is None else found[1])
 
     def stale(self, nodes: set[Node]) -> None:
         """Nodes whose users an edit changed (`Edges.fresh`): worked out again before the
@@ -209,7 +246,6 @@ class Numbered:
     def _arrays(self) -> None:
         import numpy as np
 
-        ix = self.ix
         self.list_of = np.array(self._list_of, dtype=np.int32)
         self._listed()
         self.way = np.array(self._way, dtype=np.int8)
@@ -219,16 +255,15 @@ class Numbered:
         np.cumsum(counts, out=self.test_start[1:])
         self.test_of = np.fromiter((t for ts in self._tests for t in ts), dtype=np.int32,
                                    count=int(self.test_start[-1]))  # fmt: skip
-        kinds, lines = [], []
-        for path, name in self.nodes:
-            entry = ix.files.get(path)
-            symbol = entry.symbols.get(name) if entry is not None else None
-            kinds.append(symbol.kind if symbol is not None else ("module" if not name else ""))
-            lines.append(symbol.start_line if symbol is not None else 1)
-        self.kinds, self.lines = kinds, lines
-        # The callers' order: (path, start_line, name), as a rank per node.
-        by = sorted(range(len(self.nodes)),
-                    key=lambda n: (self.nodes[n][0], lines[n], self.nodes[n][1]))  # fmt: skip
+        # The callers' order: (path, start_line, name), as a rank per node; the nodes are in
+        # (path, name) order already, so only each path's run is sorted again.
+        lines, by = self.lines, []
+        start = 0
+        nodes = self.nodes
+        for end in range(1, len(nodes) + 1):
+            if end == len(nodes) or nodes[end][0] != nodes[start][0]:
+                by.extend(sorted(range(start, end), key=lambda n: (lines[n], nodes[n][1])))
+                start = end
         self.caller_rank = np.empty(len(by), dtype=np.int32)
         self.caller_rank[by] = np.arange(len(by), dtype=np.int32)
         self._list_of = self._way = self._stands = []
@@ -244,8 +279,6 @@ class Numbered:
         test_start: npt.NDArray[np.int64]
         test_of: npt.NDArray[np.int32]
         caller_rank: npt.NDArray[np.int32]
-        kinds: list[str]
-        lines: list[int]
 
 
 class Tests:
