@@ -68,6 +68,9 @@ class Numbered:
         """The build, a step at a time: each about STEP seconds (and one node: Django's
         `Model` methods take up to 0.1 s each)."""
         ix, edges = self.ix, self.edges
+        # First: the edges' tables of an older version are dropped now, not after the first
+        # nodes registered their keys there (`Edges.fresh`).
+        self.stale(edges.fresh())
         todo = iter(self.nodes)
         while self._some(todo):
             yield
