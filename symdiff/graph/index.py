@@ -101,8 +101,28 @@ class Graph:
         # A wide answer makes tens of thousands of objects: without the pause, the collector
         # runs dozens of times in one call, a full pass every few calls.
         with collector_paused():
-            return impact(self._ix, self._edges, changed, depth=depth,
-                          policy=self._edges.policy, numbered=self._numbered)  # fmt: skip
+            found = self._numbered_impact(changed, depth)
+            if found is None:
+                found = impact(self._ix, self._edges, changed, depth=depth,
+                               policy=self._edges.policy)  # fmt: skip
+            return found
+
+    def _numbered_impact(self, changed: Sequence[Changed], depth: int) -> Impact | None:
+        """The same answer walked on the numbered graph (`sweep.py`), if it is built for the
+        index's version; None otherwise."""
+        numbered = self._numbered
+        if numbered is None:
+            return None
+        numbered.stale(self._edges.fresh())  # an edit inside bodies: its nodes, again
+        if not numbered.usable():
+            return None
+        numbered.patch()
+        if not numbered.usable():  # a user the numbering lacks: numbered again by `warm`
+            return None
+        from symdiff.graph import sweep
+
+        return sweep.impact(self._ix, self._edges, numbered, changed, depth=depth,
+                            policy=self._edges.policy)  # fmt: skip
 
     def impact_json(self, changed: Sequence[Changed], *, depth: int = 2) -> dict[str, object]:
         """`impact(...).as_json()`, the collector paused over both."""

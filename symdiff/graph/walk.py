@@ -18,7 +18,6 @@ from symdiff.graph.edges import (
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.maps import Index, Node, last_name
-from symdiff.graph.numbered import Numbered
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import (
     file_tests,
@@ -219,22 +218,11 @@ def _reaches_a_test(edges: Edges, start: Node) -> bool:
     return False
 
 
-def impact(ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy,
-           numbered: Numbered | None = None) -> Impact:  # fmt: skip
-    """The callers to `depth`, the tests at any depth, and the fallback to tests that name;
-    walked on the numbered graph when it is built for this version (`sweep.py`, the same
-    answer)."""
-    stale = edges.fresh()
-    if numbered is not None:
-        numbered.stale(stale)
-        if numbered.usable() and policy.name_max_depth is None:
-            from symdiff.graph import sweep
-
-            numbered.patch()
-            if numbered.usable():
-                found = sweep.impact(ix, edges, numbered, changed, depth=depth, policy=policy)
-                if found is not None:
-                    return found
+def impact(
+    ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy
+) -> Impact:
+    """The callers to `depth`, the tests at any depth, and the fallback to tests that name."""
+    edges.fresh()
     starts = [(c.path, c.name) for c in changed]
     walk = _walk(edges, starts)
     callers, groups, tested = _sorted_out(ix, walk, set(starts), depth, policy)
