@@ -124,7 +124,7 @@ def compare(old: Graph, new: Graph, asked: list[tuple[str, list[Changed], int]],
             node = (c.path, c.name)
             n = new._numbered.add(node)  # type: ignore[union-attr]
             assert n is not None
-            if walk._reaches_a_test(old._edges, node) != sweep.reaches_a_test(
+            if walk.reaches_a_test(old._edges, node) != sweep.reaches_a_test(
                     new._edges, new._numbered, n):  # type: ignore[arg-type]  # fmt: skip
                 differ += 1
                 print(f"DIFFERENT: whether a test reaches {node}")

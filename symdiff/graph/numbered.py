@@ -2,10 +2,11 @@
 worked out ahead of the questions and kept as arrays.
 
 A question the process has not met before otherwise computes the users of every node it
-meets (on Django, 20 functions meet 10-20 thousand nodes: ~160 ms of its ~220 ms). `build`
-works them all out once per version of the index, in steps a caller can run in the
-background (each step a few milliseconds, under whatever lock guards the graph); an edit that
-changed only uses recomputes only the nodes whose users it touched (`patch`).
+meets (on Django, 20 functions meet 10-20 thousand nodes: ~160 ms of its ~220 ms).
+`Numbered.steps` works them all out once per version of the index, in steps a caller can run
+in the background (~10 ms each, under whatever lock guards the graph); an edit that changed
+only uses recomputes only the nodes whose users it touched (`patch`). numpy is imported only
+once a build or a walk runs: a one-shot command line never loads it.
 
 The nodes are numbered in their sorted order, so a node's users in number order are in the
 order `Edges.users` gives them: the array walk meets ties as the dict walk does. Nodes with
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING
 
 from symdiff.graph.maps import Index, Node, collector_paused
 from symdiff.graph.policy import Policy
+from symdiff.graph.testing import file_tests
+from symdiff.graph.walk import CLASS_BODY, STOP, class_goes_on, stands_for, stored_by, way_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
     from symdiff.graph.users import Edges
 
 STEP = 0.01  # seconds a build step works for (then one more node at most)
-STOP, GO, CLASS_BODY = 0, 1, 2  # walk._way
 NONE, OTHER, ITSELF = -1, 0, 1  # what a node stands for: no test; tests it runs before; itself
 
 
@@ -49,7 +51,7 @@ class Numbered:
         self.names: list[str] = [name for _, name in self.nodes]
         self._stale: set[Node] = set()  # nodes whose users an edit changed since their list
         self._table: Tests | None = None
-        # Whether the walk goes on past a class reached from a node (`walk._class_goes_on`):
+        # Whether the walk goes on past a class reached from a node (`walk.class_goes_on`):
         # (class, node) -> bool, for each class body that stores something.
         self.goes_on: dict[tuple[int, int], bool] = {}
         # What the build fills in (Python lists, then arrays when it ends).
@@ -82,8 +84,6 @@ class Numbered:
             return
         with collector_paused():
             self._arrays()
-        from symdiff.graph.testing import file_tests
-
         started = time.perf_counter()
         for path in sorted({t.path for t in ix.memo.numbered}):  # what `Tests` reads, memoised
             if time.perf_counter() - started > STEP:
@@ -114,8 +114,6 @@ class Numbered:
 
     def _node(self, node: Node) -> None:
         """One node's users, way and tests."""
-        from symdiff.graph.walk import _stands_for, _stored, _way
-
         ix, edges, memo = self.ix, self.edges, self.ix.memo
         self._list_of.append(self._list(node))
         entry = ix.files.get(node[0])
@@ -124,12 +122,12 @@ class Numbered:
         self.lines.append(symbol.start_line if symbol is not None else 1)
         goes = memo.goes.get(node)
         if goes is None:
-            goes = memo.goes[node] = _way(edges, node)
-        if goes == CLASS_BODY and not _stored(ix, node)[0]:
-            goes = STOP  # a class body storing nothing: `_class_goes_on` is False
+            goes = memo.goes[node] = way_of(edges, node)
+        if goes == CLASS_BODY and not stored_by(ix, node)[0]:
+            goes = STOP  # a class body storing nothing: `class_goes_on` is False
         self._way.append(goes)
         found = memo.stands_for[node] if node in memo.stands_for else (
-            _stands_for(ix, node, edges.policy, keep=False))  # fmt: skip
+            stands_for(ix, node, edges.policy, keep=False))  # fmt: skip
         self._stands.append(NONE if found is None else ITSELF if found[0] else OTHER)
         self._tests.append(() if found is None else found[1])
 
@@ -156,8 +154,6 @@ class Numbered:
         symbol's start); None if one of its users is outside the numbering."""
         import numpy as np
 
-        from symdiff.graph.walk import _stands_for, _way
-
         n = self.number.get(node)
         if n is not None:
             return n
@@ -170,10 +166,10 @@ class Numbered:
         self.nodes.append(node)
         self.number[node] = n
         self.names.append(node[1])
-        found = _stands_for(self.ix, node, self.edges.policy)
+        found = stands_for(self.ix, node, self.edges.policy)
         tests = np.array(() if found is None else found[1], dtype=np.int32)
         self.list_of = np.append(self.list_of, np.int32(users))
-        self.way = np.append(self.way, np.int8(_way(self.edges, node)))
+        self.way = np.append(self.way, np.int8(way_of(self.edges, node)))
         self.stands = np.append(self.stands, np.int8(
             NONE if found is None else ITSELF if found[0] else OTHER))
         self.test_of = np.concatenate((self.test_of, tests))
@@ -210,17 +206,15 @@ class Numbered:
 
     def _class_bodies(self, node: Node, users: Iterable[Node]) -> None:
         """Whether the walk goes past each class whose body stores something, reached from
-        `node` (`walk._class_goes_on`), worked out now rather than in a question."""
-        from symdiff.graph.walk import CLASS_BODY, _class_goes_on, _stored, _way
-
+        `node` (`walk.class_goes_on`), worked out now rather than in a question."""
         ix, edges, memo = self.ix, self.edges, self.ix.memo
         kept = node in memo.reach_keys  # else memoised only while its class users are asked
         for user in users:
             way = memo.goes.get(user)
             if way is None:
-                way = memo.goes[user] = _way(edges, user)
-            if way == CLASS_BODY and _stored(ix, user)[0]:
-                self.goes_on[self.number[user], self.number[node]] = _class_goes_on(
+                way = memo.goes[user] = way_of(edges, user)
+            if way == CLASS_BODY and stored_by(ix, user)[0]:
+                self.goes_on[self.number[user], self.number[node]] = class_goes_on(
                     edges, user, node)
         if not kept:
             memo.reach_keys.pop(node, None)
@@ -291,8 +285,6 @@ class Tests:
 
     def __init__(self, ix: Index, policy: Policy) -> None:
         import numpy as np
-
-        from symdiff.graph.testing import file_tests
 
         numbered = ix.memo.numbered
         self.size = len(numbered)

@@ -18,21 +18,30 @@ from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from symdiff.graph.edges import INFERRED, MENTION, NAME, RANK, RESOLVED
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.maps import Index
 from symdiff.graph.numbered import ITSELF, NONE, Numbered
 from symdiff.graph.policy import Policy
+from symdiff.graph.walk import (
+    CLASS_BODY,
+    FALLBACK_BUDGET,
+    GO,
+    class_goes_on,
+    keep_test,
+    mentions_of,
+    run_commands_of,
+)
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
 
     from symdiff.graph.users import Edges
 
     Ints = npt.NDArray[np.int64]
 
-GO, CLASS_BODY = 1, 2  # walk._way
 # A rank as the tests' groups count it (walk.CONFIDENCE then RANK): an inferred edge is a name.
 GROUP_RANK = {RANK[RESOLVED]: RANK[RESOLVED], RANK[NAME]: RANK[NAME], INFERRED: RANK[NAME],
               RANK[MENTION]: RANK[MENTION]}  # fmt: skip
@@ -45,8 +54,6 @@ class Swept:
     the starts that reached it first (one bit each, in 64-bit words)."""
 
     def __init__(self, size: int, words: int) -> None:
-        import numpy as np
-
         self.depth = np.full(size, -1, dtype=np.int32)
         self.rank = np.zeros(size, dtype=np.int8)
         self.via = np.full(size, -1, dtype=np.int64)
@@ -56,8 +63,6 @@ class Swept:
 
 def sweep(ix: Index, edges: Edges, g: Numbered, starts: Sequence[int]) -> Swept:
     """Every node reaching a start, breadth first from all at once, within the budget."""
-    import numpy as np
-
     words = max(1, (len(starts) + 63) // 64)
     out = Swept(len(g.nodes), words)
     first: dict[int, None] = {}
@@ -84,8 +89,6 @@ def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArr
            ) -> tuple[Ints, Ints]:  # fmt: skip
     """One level: the users first reached at it, in the order first met, and for each the
     frontier node that met it first."""
-    import numpy as np
-
     lists = g.list_of[frontier].astype(np.int64)
     sizes = g.list_start[lists + 1] - g.list_start[lists]
     keep = np.flatnonzero((sizes > 0) & (taken[lists] < 0))
@@ -128,8 +131,6 @@ def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArr
 
 def _heads(values: Ints) -> Ints:
     """Where each run of equal values in a sorted array begins."""
-    import numpy as np
-
     heads: Ints = np.flatnonzero(np.diff(values, prepend=values[:1] - 1)) if len(values) else (
         np.empty(0, dtype=np.int64))  # fmt: skip
     return heads
@@ -138,8 +139,6 @@ def _heads(values: Ints) -> Ints:
 def _starts_by_list(out: Swept, frontier: Ints, lists: Ints, keep: Ints, reps: Ints
                     ) -> npt.NDArray[np.uint64]:  # fmt: skip
     """The starts of every kept frontier node that shares a representative's list, ORed."""
-    import numpy as np
-
     kept_lists = lists[keep]
     by_list = np.argsort(kept_lists, kind="stable")
     sorted_lists = kept_lists[by_list]
@@ -150,9 +149,6 @@ def _starts_by_list(out: Swept, frontier: Ints, lists: Ints, keep: Ints, reps: I
 
 def _onward(edges: Edges, g: Numbered, found: Ints, before: Ints) -> Ints:
     """The reached nodes the walk goes on from (`walk._onward`)."""
-    import numpy as np
-
-    from symdiff.graph.walk import _class_goes_on
 
     way = g.way[found]
     goes = way == GO
@@ -161,7 +157,7 @@ def _onward(edges: Edges, g: Numbered, found: Ints, before: Ints) -> Ints:
         pair = (int(found[k]), int(before[k]))
         went = known.get(pair)
         if went is None:
-            went = known[pair] = _class_goes_on(edges, g.nodes[pair[0]], g.nodes[pair[1]])
+            went = known[pair] = class_goes_on(edges, g.nodes[pair[0]], g.nodes[pair[1]])
         goes[k] = went
     onward: Ints = found[goes]
     return onward
@@ -171,9 +167,6 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
            policy: Policy) -> Impact | None:  # fmt: skip
     """`walk.impact`'s answer, walked on the numbered graph; None if a start's users are
     outside its numbering."""
-    import numpy as np
-
-    from symdiff.graph.walk import _keep_test, _mentions, run_commands_of
 
     starts = []
     for c in changed:
@@ -187,12 +180,12 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
     callers = tuple(_callers(g, swept, order, depth))
     mentioned = [(change, test) for bit, change in enumerate(changed)
                  if not tested & (1 << bit) and not reaches_a_test(edges, g, starts[bit])
-                 for test in _mentions(ix, change)]  # fmt: skip
+                 for test in mentions_of(ix, change)]  # fmt: skip
     joined = _mention(g, first, mentioned) if mentioned else first
     if joined is None:  # a test outside the numbering: the fallback joins as walk.py does
         tests = {(t.path, t.node_id): t for t in _hits(g, first)}
         for change, test in mentioned:
-            _keep_test(tests, test, 1, change.name, MENTION)
+            keep_test(tests, test, 1, change.name, MENTION)
         hits = sorted(tests.values(), key=_test_order)
         return Impact(tuple(changed), callers, tuple(hits), run_commands_of(ix, hits, policy))
     first = joined.ordered(g)
@@ -201,11 +194,8 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
 
 
 def reaches_a_test(edges: Edges, g: Numbered, start: int) -> bool:
-    """Whether some test reaches `start` (`walk._reaches_a_test`): breadth first within the
+    """Whether some test reaches `start` (`walk.reaches_a_test`): breadth first within the
     fallback's budget, each user taken in at its first sighting, with that edge's rank."""
-    import numpy as np
-
-    from symdiff.graph.walk import FALLBACK_BUDGET
 
     policy = edges.policy
     limit = min(policy.node_budget, FALLBACK_BUDGET)
@@ -255,8 +245,6 @@ def _via(names: list[str], n: int) -> str:
 
 
 def _callers(g: Numbered, swept: Swept, order: Ints, depth: int) -> list[CallerHit]:
-    import numpy as np
-
     level = swept.depth[order]
     chosen = order[(level > 0) & (level <= depth) & (swept.rank[order] != INFERRED)]
     chosen = chosen[np.lexsort((g.caller_rank[chosen], swept.depth[chosen]))]
@@ -278,8 +266,6 @@ class First:
 
     def ordered(self, g: Numbered) -> First:
         """The hits in the answer's order: depth, path, node id."""
-        import numpy as np
-
         by = np.lexsort((g.tests_table().rank[self.tests], self.at))
         vias = self.vias
         return First(self.tests[by], self.at[by], [vias[k] for k in by.tolist()], self.rank[by])
@@ -288,8 +274,6 @@ class First:
 def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple[First, int]:
     """Each test once, as `walk._first_hits` gives it; and the bits of the starts that some
     test reaches."""
-    import numpy as np
-
     stands = g.stands[order]
     rank = swept.rank[order].astype(np.int64)
     kept = stands != NONE
@@ -323,10 +307,8 @@ def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple
 
 def _mention(g: Numbered, first: First, mentioned: list[tuple[Changed, TestId]]
              ) -> First | None:  # fmt: skip
-    """The hits with the fallback's tests joined (`walk._keep_test`: at depth 1, as a
+    """The hits with the fallback's tests joined (`walk.keep_test`: at depth 1, as a
     mention, where nothing reached the test nearer); None if a test is not numbered."""
-    import numpy as np
-
     numbers, numbered = g.ix.memo.test_number, g.ix.memo.numbered
     tests, at, rank = first.tests.tolist(), first.at.tolist(), first.rank.tolist()
     vias = list(first.vias)
@@ -368,9 +350,6 @@ def _run(ix: Index, g: Numbered, first: First, hits: list[TestHit], policy: Poli
          ) -> dict[str, str]:  # fmt: skip
     """`testing.run_commands` of the hits: the pytest command from the tests' numbers (a file
     whose every test is selected named by its path), the others' as it makes them."""
-    import numpy as np
-
-    from symdiff.graph.walk import run_commands_of
 
     table = g.tests_table()
     python = table.python[first.tests]
