@@ -149,7 +149,6 @@ def _starts_by_list(out: Swept, frontier: Ints, lists: Ints, keep: Ints, reps: I
 
 def _onward(edges: Edges, g: Numbered, found: Ints, before: Ints) -> Ints:
     """The reached nodes the walk goes on from (`walk._onward`)."""
-
     way = g.way[found]
     goes = way == GO
     known = g.goes_on
@@ -167,7 +166,6 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
            policy: Policy) -> Impact | None:  # fmt: skip
     """`walk.impact`'s answer, walked on the numbered graph; None if a start's users are
     outside its numbering."""
-
     starts = []
     for c in changed:
         n = g.add((c.path, c.name))
@@ -196,7 +194,6 @@ def impact(ix: Index, edges: Edges, g: Numbered, changed: Sequence[Changed], *, 
 def reaches_a_test(edges: Edges, g: Numbered, start: int) -> bool:
     """Whether some test reaches `start` (`walk.reaches_a_test`): breadth first within the
     fallback's budget, each user taken in at its first sighting, with that edge's rank."""
-
     policy = edges.policy
     limit = min(policy.node_budget, FALLBACK_BUDGET)
     seen = np.zeros(len(g.nodes), dtype=bool)
@@ -350,7 +347,6 @@ def _run(ix: Index, g: Numbered, first: First, hits: list[TestHit], policy: Poli
          ) -> dict[str, str]:  # fmt: skip
     """`testing.run_commands` of the hits: the pytest command from the tests' numbers (a file
     whose every test is selected named by its path), the others' as it makes them."""
-
     table = g.tests_table()
     python = table.python[first.tests]
     run: dict[str, str] = {}
