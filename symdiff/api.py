@@ -230,6 +230,15 @@ def impact(settings: Settings, *, since: object = None, against: object = None,
     return run(settings, query, store=store)
 
 
+def keep_impact_graphs_numbered() -> None:
+    """Number this process's held reference graphs in the background once built or changed,
+    so that a question meets every node's edges worked out (`symdiff.impact.index.
+    keep_numbered`): for a process that answers many questions, as the MCP server."""
+    from symdiff.impact.index import keep_numbered
+
+    keep_numbered()
+
+
 def impact_of(settings: Settings, records: Sequence[ChangeRecord], *, depth: int = 2
               ) -> dict[str, object]:  # fmt: skip
     """The impact of the symbols that these diff records changed (`diff(include_impact=true)`;

@@ -11,13 +11,33 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 
-from symdiff.graph import Changed, FileFacts, Graph, Policy, parse_gomod
+import pytest
+
+from symdiff.graph import Changed, FileFacts, Graph, Impact, Policy, parse_gomod
 from symdiff.parse.extract import extract
 from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
 
 CALL, ATTR, TYPE, DECO, FIX = (RefKind.CALL, RefKind.ATTR, RefKind.TYPE, RefKind.DECORATOR,
                                RefKind.FIXTURE)  # fmt: skip
+
+
+@pytest.fixture(autouse=True, params=["dict walk", "array walk"])
+def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case twice: on the graph as built (the walk computes edges as it meets them),
+    and numbered first (`Graph.warm`: the array walk of `sweep.py`), for the same answers."""
+    if request.param == "array walk":
+        walked = Graph.impact
+
+        def numbered_first(self: Graph, changed: Sequence[Changed], *, depth: int = 2
+                           ) -> Impact:  # fmt: skip
+            for _ in self.warm():
+                pass
+            assert self.warmed or self.policy.name_max_depth is not None
+            return walked(self, changed, depth=depth)
+
+        monkeypatch.setattr(Graph, "impact", numbered_first)
 
 
 def facts(

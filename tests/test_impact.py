@@ -28,9 +28,10 @@ from mcp_servers import call, env, http_server, run_http, run_stdio, text_of
 from mcp_servers import index as serve_index
 
 from symdiff import api
-from symdiff.impact.index import forget
+from symdiff.impact.index import current, forget, keep_numbered, wait_numbered
 from symdiff.parse.extract import extract_with_refs
 from symdiff.parse.version import extractor_version
+from symdiff.store import Store
 
 FILES = {
     "pkg/__init__.py": "",
@@ -171,6 +172,36 @@ def test_given_names_reach_callers_and_tests_and_pytest_runs_them(tmp_path: Path
     assert f"run (pytest): {found['run']['pytest']}" in text
     # depth 1: only the direct callers
     assert {d for _, _, d in _callers(api.impact(settings, symbols=["helper"], depth=1))} == {1}
+
+
+def test_a_held_graph_numbered_in_the_background_gives_the_same_answers(tmp_path: Path
+                                                                        ) -> None:  # fmt: skip
+    root = _project(tmp_path / "p")
+    settings = make_settings(root)
+    api.index(settings)
+    forget()
+    asked = [(["pkg/core.py:helper"], 2), (["Thing.__init__"], 1), (["Thing", "make"], 3)]
+    before = [api.impact(settings, symbols=s, depth=d) for s, d in asked]
+    keep_numbered()
+    try:
+        api.impact(settings, symbols=["helper"])  # the held graph is numbered after this
+        wait_numbered(60)
+        with Store(settings.db_url) as store:
+            ws = store.find_workspace(str(settings.root), settings.host)
+            assert ws is not None
+            assert current(settings, store, ws.id).warmed
+        assert [api.impact(settings, symbols=s, depth=d) for s, d in asked] == before
+        # an edit inside a body: the numbered graph works out that node's users again
+        _edit(root, "pkg/api.py", "    return h(x) * 2\n", "    return x * 2\n")
+        api.index(settings)
+        found = api.impact(settings, symbols=["pkg/core.py:helper"])
+        forget()
+        keep_numbered(False)
+        assert found == api.impact(settings, symbols=["pkg/core.py:helper"])
+        assert ("pkg/api.py", "run", 1) not in _callers(found)
+    finally:
+        keep_numbered(False)
+        forget()
 
 
 def test_against_head_and_a_fixture_reach_the_tests(tmp_path: Path) -> None:

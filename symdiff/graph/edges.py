@@ -158,11 +158,15 @@ def name_ok(ix: Index, last: str, policy: Policy) -> bool:
     return len(ix.defs_by_last.get(last, ())) <= policy.name_max_definitions
 
 
-def reach_keys(ix: Index, path: str, name: str, policy: Policy) -> frozenset[str]:
-    """Every key whose users reach the definition: its own, its class's, its subclasses'."""
+def reach_keys(ix: Index, path: str, name: str, policy: Policy, *, keep: bool = True
+               ) -> frozenset[str]:  # fmt: skip
+    """Every key whose users reach the definition: its own, its class's, its subclasses'.
+    `keep=False`: not memoised (the numbered graph's build meets every node once)."""
     found = ix.memo.reach_keys.get((path, name))
     if found is None:
-        found = ix.memo.reach_keys[(path, name)] = frozenset(_reach_keys(ix, path, name, policy))
+        found = frozenset(_reach_keys(ix, path, name, policy))
+        if keep:
+            ix.memo.reach_keys[(path, name)] = found
     return found
 
 

@@ -84,15 +84,16 @@ class Impact:
                 {"name": c.name, "path": c.path, "change_type": c.change_type}
                 for c in self.changed
             ],
+            # Unpacked, not read by attribute: a wide answer has ten thousand tests.
             "callers": [
-                {"name": c.name, "path": c.path, "kind": c.kind, "start_line": c.start_line,
-                 "depth": c.depth, "via": c.via, "confidence": c.confidence}
-                for c in self.callers
+                {"name": name, "path": path, "kind": kind, "start_line": line, "depth": depth,
+                 "via": via, "confidence": confidence}
+                for name, path, kind, line, depth, via, confidence in self.callers
             ],
             "tests": [
-                {"path": t.path, "name": t.name, "node_id": t.node_id, "depth": t.depth,
-                 "via": t.via, "confidence": t.confidence}
-                for t in self.tests
+                {"path": path, "name": name, "node_id": node_id, "depth": depth, "via": via,
+                 "confidence": confidence}
+                for path, name, node_id, depth, via, confidence in self.tests
             ],
             "run": dict(self.run),
         }

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from symdiff.graph.edges import resolve
 from symdiff.graph.facts import Changed, FileFacts, Impact
 from symdiff.graph.maps import Index, Node, collector_paused, last_name
+from symdiff.graph.numbered import Numbered
 from symdiff.graph.policy import DEFAULT_POLICY, Policy
 from symdiff.graph.users import Edges
 from symdiff.graph.walk import impact
@@ -26,6 +27,7 @@ class Graph:
         self._ix = Index(test_patterns=test_patterns, go_modules=go_modules or {})
         self._ix.add_all(files)
         self._edges = Edges(self._ix, policy)
+        self._numbered: Numbered | None = None
 
     @property
     def policy(self) -> Policy:
@@ -36,6 +38,23 @@ class Graph:
     def policy(self, policy: Policy) -> None:
         self._ix.changed()  # the cached keys and tests depend on it
         self._edges = Edges(self._ix, policy)
+        self._numbered = None
+
+    def warm(self) -> Iterator[None]:
+        """The numbered graph's build (every node's users and tests worked out before a
+        question needs them; `numbered.py`), a step of a few milliseconds at a time: the
+        caller runs the steps under its lock, in the background. Nothing to do when the
+        graph is numbered for this version already, or when the policy limits name edges by
+        depth (the array walk does not)."""
+        if self._edges.policy.name_max_depth is not None or self.warmed:
+            return iter(())
+        self._numbered = Numbered(self._ix, self._edges)
+        return self._numbered.steps()
+
+    @property
+    def warmed(self) -> bool:
+        """Whether the numbered graph is built for the index's version."""
+        return self._numbered is not None and self._numbered.usable()
 
     def update(self, facts: FileFacts) -> None:
         """A file added or changed: only its own entries are replaced."""
@@ -82,8 +101,28 @@ class Graph:
         # A wide answer makes tens of thousands of objects: without the pause, the collector
         # runs dozens of times in one call, a full pass every few calls.
         with collector_paused():
-            return impact(self._ix, self._edges, changed, depth=depth,
-                          policy=self._edges.policy)  # fmt: skip
+            found = self._numbered_impact(changed, depth)
+            if found is None:
+                found = impact(self._ix, self._edges, changed, depth=depth,
+                               policy=self._edges.policy)  # fmt: skip
+            return found
+
+    def _numbered_impact(self, changed: Sequence[Changed], depth: int) -> Impact | None:
+        """The same answer walked on the numbered graph (`sweep.py`), if it is built for the
+        index's version; None otherwise."""
+        numbered = self._numbered
+        if numbered is None:
+            return None
+        numbered.stale(self._edges.fresh())  # an edit inside bodies: its nodes, again
+        if not numbered.usable():
+            return None
+        numbered.patch()
+        if not numbered.usable():  # a user the numbering lacks: numbered again by `warm`
+            return None
+        from symdiff.graph import sweep
+
+        return sweep.impact(self._ix, self._edges, numbered, changed, depth=depth,
+                            policy=self._edges.policy)  # fmt: skip
 
     def impact_json(self, changed: Sequence[Changed], *, depth: int = 2) -> dict[str, object]:
         """`impact(...).as_json()`, the collector paused over both."""

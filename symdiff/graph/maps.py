@@ -81,11 +81,11 @@ class Memo:
         self.resolved: dict[str, tuple[Node, ...]] = {}
         self.is_test: dict[Node, bool] = {}
         self.stored: dict[Node, tuple[frozenset[str], frozenset[str]]] = {}
-        self.goes: dict[Node, int] = {}  # walk._way
+        self.goes: dict[Node, int] = {}  # walk.way_of
         self.bindings: dict[str, dict[str, list[str]]] = {}
         self.file_tests: dict[str, frozenset[str]] = {}  # testing.file_tests
         # Whether a reached node is a test, and the tests it stands for as numbers of one
-        # numbering of the tests (walk._stands_for); None: none.
+        # numbering of the tests (walk.stands_for); None: none.
         self.stands_for: dict[Node, tuple[bool, tuple[int, ...]] | None] = {}
         self.test_number: dict[tuple[str, str], int] = {}  # (path, node id) -> number
         self.numbered: list[TestId] = []  # number -> the test

@@ -76,11 +76,15 @@ def _go_test(path: str, name: str) -> bool:
     return path.endswith("_test.go") and qual.startswith("Test") and "." not in qual
 
 
-def tests_of(ix: Index, node: Node, policy: Policy) -> tuple[TestId, ...]:
-    """The tests a reached node is, or runs before: a test, a test class, a setUp."""
+def tests_of(ix: Index, node: Node, policy: Policy, *, keep: bool = True
+             ) -> tuple[TestId, ...]:  # fmt: skip
+    """The tests a reached node is, or runs before: a test, a test class, a setUp
+    (`keep=False`: not memoised)."""
     found = ix.memo.tests.get(node)
     if found is None:
-        found = ix.memo.tests[node] = tuple(_tests_of(ix, node, policy))
+        found = tuple(_tests_of(ix, node, policy))
+        if keep:
+            ix.memo.tests[node] = found
     return found
 
 

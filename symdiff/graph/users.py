@@ -45,15 +45,16 @@ class Edges:
         self._by_name: dict[str, set[Node]] = {}
         self._same: dict[int, list[Users]] = {}  # equal users' one dict, by their hash
 
-    def fresh(self) -> None:
-        """Drop what the index's changes made stale."""
+    def fresh(self) -> set[Node]:
+        """Drop what the index's changes made stale; the nodes whose users an edit of uses
+        may have changed (of those worked out since the version began)."""
         ix = self.ix
+        stale: set[Node] = set()
         if self._version != ix.version:
             for table in (self._named, self._plain, self._by_key, self._by_name, self._same):
                 table.clear()
             self._version = ix.version
         if ix.dirty_keys or ix.dirty_names:
-            stale: set[Node] = set()
             for tail in {_tail(key) for key in ix.dirty_keys}:
                 stale.update(self._by_key.pop(tail, ()))
             for name in ix.dirty_names:
@@ -63,6 +64,7 @@ class Edges:
                 self._plain.pop(node, None)
             ix.dirty_keys.clear()
             ix.dirty_names.clear()
+        return stale
 
     def users(self, node: Node, *, by_name: bool) -> Users:
         """Who uses `node`: resolved uses, fixture users, and name joins when allowed (call
@@ -76,6 +78,11 @@ class Edges:
             found = self._compute(node, by_name)
             cached = cache[node] = self._shared(found) if len(found) > 1 else found
         return cached
+
+    def computed(self, node: Node) -> Users:
+        """`users(node, by_name=True)` worked out afresh and not kept (the numbered graph
+        keeps them as arrays), in the nodes' order; its keys are still tracked for `fresh`."""
+        return dict(sorted(self._compute(node, True, keep=False).items()))
 
     def _shared(self, found: Users) -> Users:
         """`found` in the nodes' order, as the one dict every node with these users holds:
@@ -91,14 +98,14 @@ class Edges:
         same.append(ordered)
         return ordered
 
-    def _compute(self, node: Node, by_name: bool) -> Users:
+    def _compute(self, node: Node, by_name: bool, *, keep: bool = True) -> Users:
         path, name = node
         if not name:
             return self._package_aliases(path)
         ix = self.ix
         out: Users = {}
         resolved = RANK[RESOLVED]
-        keys = reach_keys(ix, path, name, self.policy)
+        keys = reach_keys(ix, path, name, self.policy, keep=keep)
         by_key = ix.by_key
         for key in keys:
             users = by_key.get(key)

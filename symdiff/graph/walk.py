@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -119,34 +119,34 @@ def _taken_in(taken: dict[int, tuple[int, int, int]], users: Users, level: int, 
 
 
 def _onward(edges: Edges, found: list[tuple[Node, Node]]) -> list[Node]:
-    """The nodes the walk goes on from (not a test; a class only as `_class_goes_on` says)."""
+    """The nodes the walk goes on from (not a test; a class only as `class_goes_on` says)."""
     goes = edges.ix.memo.goes
     frontier = []
     for user, before in found:
         way = goes.get(user)
         if way is None:
-            way = goes[user] = _way(edges, user)
-        if way == GO or (way == CLASS_BODY and _class_goes_on(edges, user, before)):
+            way = goes[user] = way_of(edges, user)
+        if way == GO or (way == CLASS_BODY and class_goes_on(edges, user, before)):
             frontier.append(user)
     return frontier
 
 
 def _goes_on(edges: Edges, node: Node, before: Node) -> bool:
     """Whether the walk continues past `node`, reached from `before`: not past a test, and
-    past a class only as `_class_goes_on` says."""
+    past a class only as `class_goes_on` says."""
     goes = edges.ix.memo.goes
     way = goes.get(node)
     if way is None:
-        way = goes[node] = _way(edges, node)
-    return way == GO or (way == CLASS_BODY and _class_goes_on(edges, node, before))
+        way = goes[node] = way_of(edges, node)
+    return way == GO or (way == CLASS_BODY and class_goes_on(edges, node, before))
 
 
-def _class_goes_on(edges: Edges, node: Node, before: Node) -> bool:
+def class_goes_on(edges: Edges, node: Node, before: Node) -> bool:
     """Whether the walk continues past a class reached from `before`: not when its body uses
     `before` only as a base, a decorator or a call (that runs when the module is imported, not
     when the class's users use it), but when it stores it as a value (`generator_class =
     CodeGenerator`, used later). `Policy.expand_classes` goes past every class."""
-    stored_names, stored_keys = _stored(edges.ix, node)
+    stored_names, stored_keys = stored_by(edges.ix, node)
     if not stored_names:
         return False
     # What `before` may have been reached as: itself, or (a dead-end method) its class.
@@ -164,7 +164,7 @@ def _class_goes_on(edges: Edges, node: Node, before: Node) -> bool:
 STOP, GO, CLASS_BODY = 0, 1, 2
 
 
-def _way(edges: Edges, node: Node) -> int:
+def way_of(edges: Edges, node: Node) -> int:
     """Whether the walk stops at a node, goes on, or asks what reached its class body."""
     if is_test(edges.ix, node):
         return STOP
@@ -179,7 +179,7 @@ def _way(edges: Edges, node: Node) -> int:
     return GO if parent is not None and parent.kind not in CLASS_KINDS else CLASS_BODY
 
 
-def _stored(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
+def stored_by(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
     """The names and keys a class's body stores as values (`generator = CodeGenerator`)."""
     found = ix.memo.stored.get(node)
     if found is None:
@@ -193,7 +193,7 @@ def _stored(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
 STORED = frozenset({RefKind.NAME, RefKind.ATTR})
 
 
-def _reaches_a_test(edges: Edges, start: Node) -> bool:
+def reaches_a_test(edges: Edges, start: Node) -> bool:
     """Whether some test reaches `start` (the walk's first-reach bits can hide it)."""
     ix, policy = edges.ix, edges.policy
     seen = {start}
@@ -222,25 +222,31 @@ def impact(
     ix: Index, edges: Edges, changed: Sequence[Changed], *, depth: int, policy: Policy
 ) -> Impact:
     """The callers to `depth`, the tests at any depth, and the fallback to tests that name."""
-    starts = [(c.path, c.name) for c in changed]
     edges.fresh()
+    starts = [(c.path, c.name) for c in changed]
     walk = _walk(edges, starts)
     callers, groups, tested = _sorted_out(ix, walk, set(starts), depth, policy)
     tests = _first_hits(ix, walk, groups)
     for bit, change in enumerate(changed):
-        if tested & (1 << bit) or _reaches_a_test(edges, starts[bit]):
+        if tested & (1 << bit) or reaches_a_test(edges, starts[bit]):
             continue
-        for test in _mentions(ix, change):
-            _keep_test(tests, test, 1, change.name, MENTION)
+        for test in mentions_of(ix, change):
+            keep_test(tests, test, 1, change.name, MENTION)
     return Impact(
         changed=tuple(changed),
         callers=tuple(_caller_hits(ix, walk, callers)),
         tests=tuple(sorted(tests.values(), key=attrgetter("depth", "path", "node_id"))),
-        run=run_commands(
-            tests.values(),
-            {path: ix.files[path].facts.language for path in {t.path for t in tests.values()}},
-            lambda path: file_tests(ix, path, policy),
-        ),
+        run=run_commands_of(ix, tests.values(), policy),
+    )
+
+
+def run_commands_of(ix: Index, tests: Iterable[TestHit], policy: Policy) -> dict[str, str]:
+    """The commands that run these tests, each test file's language from the index."""
+    hits = list(tests)
+    return run_commands(
+        hits,
+        {path: ix.files[path].facts.language for path in {t.path for t in hits}},
+        lambda path: file_tests(ix, path, policy),
     )
 
 
@@ -261,7 +267,7 @@ def _sorted_out(ix: Index, walk: _Walk, starts: set[Node], depth: int, policy: P
         rank = ranks[node]
         if 0 < level <= depth and rank != INFERRED and node not in starts:
             callers.append((node, level))
-        found = stands[node] if node in stands else _stands_for(ix, node, policy)
+        found = stands[node] if node in stands else stands_for(ix, node, policy)
         if found is None:
             continue
         itself, numbers = found
@@ -296,7 +302,8 @@ def _first_hits(ix: Index, walk: _Walk, groups: Groups) -> dict[tuple[str, str],
     return tests
 
 
-def _stands_for(ix: Index, node: Node, policy: Policy) -> tuple[bool, tuple[int, ...]] | None:
+def stands_for(ix: Index, node: Node, policy: Policy, *, keep: bool = True
+                ) -> tuple[bool, tuple[int, ...]] | None:  # fmt: skip
     """Whether a reached node is a test itself, and the tests it stands for (itself; or, for a
     test class, a setUp, an autouse fixture, the tests it runs before) as numbers of the
     memo's one numbering of tests: a turn's walk meets the same suites through thousands of
@@ -306,7 +313,7 @@ def _stands_for(ix: Index, node: Node, policy: Policy) -> tuple[bool, tuple[int,
     found: tuple[bool, tuple[int, ...]] | None = None
     if entry is not None and entry.test_scope:
         itself = is_test(ix, node)
-        tests = tests_of(ix, node, policy)
+        tests = tests_of(ix, node, policy, keep=keep)
         if not itself:
             tests += tuple(fixture_scope_tests(ix, node))
         numbers: dict[int, None] = {}
@@ -326,11 +333,11 @@ def _stands_for(ix: Index, node: Node, policy: Policy) -> tuple[bool, tuple[int,
 def _has_tests(ix: Index, node: Node, policy: Policy, resolved: bool) -> bool:
     """Whether a reached node is a test or runs before some (a setUp, an autouse fixture)."""
     stands = ix.memo.stands_for
-    found = stands[node] if node in stands else _stands_for(ix, node, policy)
+    found = stands[node] if node in stands else stands_for(ix, node, policy)
     return found is not None and (found[0] or resolved or not policy.expand_needs_resolved)
 
 
-def _keep_test(
+def keep_test(
     table: dict[tuple[str, str], TestHit], test: TestId, depth: int, via: str, confidence: str
 ) -> None:
     seen = table.get((test.path, test.node_id))
@@ -339,7 +346,7 @@ def _keep_test(
                                                  confidence)  # fmt: skip
 
 
-def _mentions(ix: Index, change: Changed) -> list[TestId]:
+def mentions_of(ix: Index, change: Changed) -> list[TestId]:
     """The tests that name a changed symbol's last name part anywhere in their code."""
     out: list[TestId] = []
     for path, source in ix.mentions.get(last_name(change.name), ()):

@@ -43,7 +43,11 @@ DepthArg = Annotated[object, WithJsonSchema({
 
 
 def register_impact_tool(server: MCPServer, settings: Settings) -> None:
-    """Add `impact` to `server`."""
+    """Add `impact` to `server`, whose held graph is numbered in the background (a server
+    answers many questions from one graph)."""
+    from symdiff.api import keep_impact_graphs_numbered
+
+    keep_impact_graphs_numbered()
 
     @server.tool(
         name="impact",
