@@ -434,6 +434,25 @@ def test_a_class_body_stops_the_walk_unless_it_stores_the_value() -> None:
     assert Graph(files, policy=Policy(expand_classes=True)).impact(register.changed).tests != ()
 
 
+def test_an_edit_inside_a_class_body_changes_whether_it_stores_the_value() -> None:
+    """An edit that keeps a file's shape but changes what a class body stores (`gen = Gen`
+    instead of `made = Gen()`) changes whether the walk goes past the class."""
+
+    def env(body: str, kind: RefKind) -> FileFacts:
+        return facts("env.py", f"class Env:\n    {body}\n    def run(self):\n        pass\n",
+                     [("Gen", "lib", "Gen")], [("Env", "Gen", kind)])
+
+    test = facts("tests/test_env.py", "def test_env():\n    pass\n",
+                 [("Env", "env", "Env")], [("test_env", "Env", CALL)])  # fmt: skip
+    graph = Graph([facts("lib.py", "class Gen:\n    pass\n"), env("made = Gen()", CALL), test])
+    change = [Changed("lib.py", "Gen", "modified")]
+    assert graph.impact(change).tests == ()  # called when the module is imported
+    graph.update(env("gen = Gen", RefKind.NAME))
+    assert [t.node_id for t in graph.impact(change).tests] == ["tests/test_env.py::test_env"]
+    graph.update(env("made = Gen()", CALL))
+    assert graph.impact(change).tests == ()
+
+
 def test_a_mixin_method_is_reached_by_the_users_of_the_classes_that_combine_it() -> None:
     files = [
         facts("s.py",

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from symdiff.graph.facts import FileFacts, TestId
 from symdiff.graph.keys import Compiled, compile_file
+from symdiff.graph.keys.common import CLASS_KINDS
 from symdiff.graph.keys.python import module_names
 from symdiff.model import Scope, Symbol
+from symdiff.parse.refs import RefKind
 from symdiff.parse.testpaths import classify
 
 User = tuple[str, str]  # (path, the using definition's Symbol.name; "" at module level)
@@ -98,6 +100,15 @@ class Memo:
                   self.numbered)  # fmt: skip
         for table in tables:
             table.clear()
+
+
+# What a class body may store as a value (`walk.stored_by`).
+STORED = frozenset({RefKind.NAME, RefKind.ATTR})
+
+
+def _is_class(entry: Entry, name: str) -> bool:
+    symbol = entry.symbols.get(name)
+    return symbol is not None and symbol.kind in CLASS_KINDS
 
 
 def _same_shape(old: Entry, new: Entry) -> bool:
@@ -192,7 +203,13 @@ class Index:
         """Only a file's uses changed (an edit inside bodies): queries forget only the nodes
         whose users those uses' keys and names were (`walk.Edges` reads these sets)."""
         before, after = set(old.compiled.uses), set(new.compiled.uses)
-        for use in before ^ after:
+        moved = before ^ after
+        if any(use.kind in STORED and _is_class(new, use.source) for use in moved):
+            # What a class body stores as a value decides whether the walk goes past the
+            # class (`walk.class_goes_on`), worked out once per version: a new version.
+            self.changed()
+            return
+        for use in moved:
             self.dirty_keys.update(use.keys)
             if use.fallback:
                 self.dirty_names.add(use.last)

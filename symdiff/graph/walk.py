@@ -17,7 +17,7 @@ from symdiff.graph.edges import (
 )
 from symdiff.graph.facts import CallerHit, Changed, Impact, TestHit, TestId
 from symdiff.graph.keys.common import CLASS_KINDS
-from symdiff.graph.maps import Index, Node, last_name
+from symdiff.graph.maps import STORED, Index, Node, last_name
 from symdiff.graph.policy import Policy
 from symdiff.graph.testing import (
     file_tests,
@@ -27,7 +27,6 @@ from symdiff.graph.testing import (
     tests_of,
 )
 from symdiff.graph.users import SHARED_AT, Edges, Users
-from symdiff.parse.refs import RefKind
 
 CONFIDENCE = {rank: name for name, rank in RANK.items()} | {INFERRED: NAME}
 FALLBACK_BUDGET = 5_000  # nodes the per-start check for a test may visit
@@ -189,8 +188,6 @@ def stored_by(ix: Index, node: Node) -> tuple[frozenset[str], frozenset[str]]:
             frozenset(u.last for u in uses), frozenset(k for u in uses for k in u.keys))
     return found
 
-
-STORED = frozenset({RefKind.NAME, RefKind.ATTR})
 
 
 def reaches_a_test(edges: Edges, start: Node) -> bool:
