@@ -408,3 +408,22 @@ def test_the_query_keeps_its_reader_open_and_reopens_a_replaced_file(sqlite_url:
         add_change(s, s.ensure_workspace(str(root), HOST).id, "y.py", ago=timedelta(minutes=5))
     assert paths(diff(settings, now=NOW).records) == ["y.py"]
     assert reader(sqlite_url) is not kept
+
+
+def test_the_kept_writer_is_reopened_on_a_replaced_file(sqlite_url: str, root: Path) -> None:
+    """The process's writable store (`kept.writer`: `impact`, a cursor, an answer's symbols)
+    writes into the database now at its path, not into a file removed since."""
+    from symdiff.store.kept import writer
+
+    db = Path(sqlite_url.removeprefix("sqlite:///"))
+    db.parent.mkdir(parents=True)
+    kept = writer(sqlite_url)
+    assert writer(sqlite_url) is kept
+    kept.ensure_workspace(str(root), HOST)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    again = writer(sqlite_url)
+    assert again is not kept and again.find_workspace(str(root), HOST) is None
+    again.ensure_workspace(str(root), HOST)
+    with Store(sqlite_url) as s:
+        assert s.find_workspace(str(root), HOST) is not None

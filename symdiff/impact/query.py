@@ -95,21 +95,18 @@ def impact_of(settings: Settings, records: Sequence[ChangeRecord], *, depth: int
 
 @contextmanager
 def _opened(settings: Settings, store: Store | None) -> Iterator[tuple[Store, Graph]]:
-    """The store (opened here unless given) and the workspace's graph, brought up to date."""
+    """The store (unless given, the process's kept one: a server asking many questions opens
+    it once) and the workspace's graph, brought up to date."""
     from symdiff.impact.index import LOCK, current
+    from symdiff.store.kept import writer
 
-    owned = store is None
-    store = store if store is not None else Store(settings.db_url)
-    try:
-        ws = store.find_workspace(str(settings.root), settings.host)
-        if ws is None:
-            raise InvalidArgs(f"{settings.root} is not indexed: run `symdiff index` or "
-                              "`symdiff watch` there first")
-        with LOCK:  # another thread's call must not update the graph mid-walk
-            yield store, current(settings, store, ws.id)
-    finally:
-        if owned:
-            store.close()
+    store = store if store is not None else writer(settings.db_url)
+    ws = store.find_workspace(str(settings.root), settings.host)
+    if ws is None:
+        raise InvalidArgs(f"{settings.root} is not indexed: run `symdiff index` or "
+                          "`symdiff watch` there first")
+    with LOCK:  # another thread's call must not update the graph mid-walk
+        yield store, current(settings, store, ws.id)
 
 
 def _given(graph: Graph, names: Sequence[str]) -> list[Changed]:

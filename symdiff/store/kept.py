@@ -63,22 +63,37 @@ def close_all() -> None:
         while _open:
             _open.popitem()[1][0].close()
         while _writers:
-            _writers.popitem()[1].close()
+            _writers.popitem()[1][0].close()
 
 
-_writers: dict[str, Store] = {}
+_writers: dict[str, tuple[Store, tuple[int, int] | None]] = {}
 _behind: dict[str, threading.Thread] = {}
 log = logging.getLogger(__name__)
 
 
 def writer(url: str) -> Store:
-    """The process's writable Store for `url`, for the few writes a reader makes (a named
-    reader's cursor); opened at first use and kept."""
+    """The process's writable Store for `url`, for the writes a reader makes (a named reader's
+    cursor, the symbols an answer extracted, the references `impact` extracts); opened at
+    first use (which creates the database) and kept, reopened when its SQLite file was
+    replaced or removed since."""
+    path = _sqlite_file(url)
     with _lock:
-        store = _writers.get(url)
-        if store is None:
-            store = _writers[url] = Store(url)
+        held = _writers.get(url)
+        if held is not None and (path is None or held[1] == _identity(path)):
+            return held[0]
+        if held is not None:
+            held[0].close()
+        store = Store(url)
+        _writers[url] = (store, None if path is None else _identity(path))
         return store
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def write_behind(url: str, write: Callable[[Store], None]) -> None:
