@@ -22,7 +22,13 @@ from symdiff.parse.codec import (
     raw_refs,
     unpack_refs,
 )
-from symdiff.parse.extract import extract, extract_refs, extract_uncached, extract_with_refs
+from symdiff.parse.extract import (
+    extract,
+    extract_refs,
+    extract_uncached,
+    extract_with_raw_refs,
+    extract_with_refs,
+)
 from symdiff.parse.languages import FAMILIES
 from symdiff.parse.pool import ParsePool
 from symdiff.parse.reflangs.python import python_refs
@@ -53,6 +59,17 @@ def test_the_symbols_of_extract_with_refs_are_extracts(language: str) -> None:
     assert refs.refs or refs.imports or language == "ocaml_interface", language
     assert {r.source for r in refs.refs} <= names  # each source is a definition, or the module
     assert unpack_refs(pack_refs(refs)) == refs
+
+
+@pytest.mark.parametrize("language", sorted(FAMILIES))
+def test_the_raw_refs_are_the_stored_form_of_the_refs(language: str) -> None:
+    # extract_with_raw_refs (the build's: Python's made without Refs) against raw_refs of
+    # extract_with_refs, on the sample and on the sample with its lines shuffled (errors)
+    source = sample(language)
+    lines = source.splitlines(keepends=True)
+    for text in (source, b"".join(lines[1::2] + lines[::2])):
+        symbols, refs = extract_with_refs(language, text)
+        assert extract_with_raw_refs(language, text) == (symbols, raw_refs(refs))
 
 
 def test_a_language_without_a_family_has_no_refs() -> None:
@@ -319,6 +336,26 @@ def test_the_pool_reads_symbols_and_refs_from_one_parse() -> None:
     assert [(list(from_raw(s)), from_raw_refs(r)) for s, r in stored] == want
     assert ParsePool(min_jobs=100).with_refs(texts) == want  # in-process
     assert ParsePool(min_jobs=100).stored_refs(texts) == stored
+
+
+def test_a_stream_of_batches_answers_each_in_order() -> None:
+    texts = [("python", PYTHON.encode()), ("go", GO.encode()), ("javascript", ECMA.encode())]
+    batches = [texts, texts[::-1], [], texts[1:], texts[:1] * 5]
+    want = [[(extract(language, text), extract_refs(language, text)) for language, text in batch]
+            for batch in batches]  # fmt: skip
+    stored = [[(raw(symbols), raw_refs(refs)) for symbols, refs in batch] for batch in want]
+    with ParsePool(min_jobs=1, min_bytes=0, workers=2) as pool:
+        assert list(pool.with_refs_each(batches)) == want
+        assert list(pool.stored_refs_each(batches)) == stored
+        assert pool.worker_jobs == 2 * sum(map(len, batches))
+        pids = pool.pids()
+        # left after the first batch: the chunks still in flight go with their workers
+        answers = pool.stored_refs_each(batches)
+        assert next(answers) == stored[0]
+        answers.close()
+        assert pool.stored_refs(texts) == stored[0]  # the pool still answers (new workers)
+        assert len(pool.pids()) == 2 and pool.local_jobs == 0
+    assert pids
 
 
 DETERMINISM = {
