@@ -266,9 +266,16 @@ class ParsePool:
             if self._deaths >= MAX_DEATHS:
                 self._disabled = True
                 _warn_once()
-        except BaseException:  # interrupted or left (the iterator closed): answers still in
-            if stream.in_flight():  # flight would pair with the next batch's chunks, so these
-                self._stop()  # workers go
+        except GeneratorExit:  # left early (the iterator closed): the chunks in flight are
+            try:  # answered and dropped, so the workers stay for the next batch
+                for w in self._workers:
+                    if w.chunk is not None:
+                        w.receive()
+            except _WorkerDied:
+                self._stop()
+            raise
+        except BaseException:  # interrupted: answers still in flight would pair with the
+            self._stop()  # next batch's chunks, so these workers go
             raise
         for batch in stream.rest():  # what the workers did not answer, parsed here
             yield batch.answers(self._local)
@@ -288,7 +295,8 @@ class ParsePool:
                 for key, _ in selector.select():
                     k = key.data
                     w = self._workers[k]
-                    answer, (batch, done) = w.receive(), w.chunk
+                    assert w.chunk is not None
+                    (batch, done), answer = w.chunk, w.receive()
                     if not stream.send_next(k, w):  # first keep it busy, then read its answer
                         selector.unregister(w.output)
                     batch.waiting -= 1
@@ -345,10 +353,6 @@ class _Stream:
             if jobs is None:
                 return False
             self.open.append(_Batch(jobs, self.owners, self.workers))
-
-    def in_flight(self) -> bool:
-        """Whether a worker is parsing a chunk of the stream's."""
-        return any(batch.waiting for batch in self.open)
 
     def whole(self) -> Iterator[_Batch]:
         """The open batches answered in full, from the first: each leaves the stream."""
@@ -444,8 +448,11 @@ class _Worker:
         self.chunk = batch, chunk
 
     def receive(self) -> bytes:
+        """The answer to the chunk it was sent."""
         try:
-            return _read(self.output)
+            answer = _read(self.output)
+            self.chunk = None
+            return answer
         except (EOFError, OSError) as error:
             raise _WorkerDied(f"pid {self.process.pid}, exit {self.process.poll()}") from error
 
@@ -533,7 +540,10 @@ def serve() -> None:
             done = marshal.dumps([_answer(*job) for job in jobs])
         finally:
             gc.enable()
-        _write(answers, done)
+        try:
+            _write(answers, done)
+        except BrokenPipeError:
+            os._exit(0)  # the parent hung up mid-chunk (interrupted): nobody wants the answer
 
 
 def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
