@@ -22,13 +22,7 @@ from symdiff.parse.codec import (
     raw_refs,
     unpack_refs,
 )
-from symdiff.parse.extract import (
-    extract,
-    extract_refs,
-    extract_uncached,
-    extract_with_raw_refs,
-    extract_with_refs,
-)
+from symdiff.parse.extract import extract, extract_refs, extract_uncached, extract_with_refs
 from symdiff.parse.languages import FAMILIES
 from symdiff.parse.pool import ParsePool
 from symdiff.parse.reflangs.python import python_refs
@@ -59,17 +53,6 @@ def test_the_symbols_of_extract_with_refs_are_extracts(language: str) -> None:
     assert refs.refs or refs.imports or language == "ocaml_interface", language
     assert {r.source for r in refs.refs} <= names  # each source is a definition, or the module
     assert unpack_refs(pack_refs(refs)) == refs
-
-
-@pytest.mark.parametrize("language", sorted(FAMILIES))
-def test_the_raw_refs_are_the_stored_form_of_the_refs(language: str) -> None:
-    # extract_with_raw_refs (the build's: Python's made without Refs) against raw_refs of
-    # extract_with_refs, on the sample and on the sample with its lines shuffled (errors)
-    source = sample(language)
-    lines = source.splitlines(keepends=True)
-    for text in (source, b"".join(lines[1::2] + lines[::2])):
-        symbols, refs = extract_with_refs(language, text)
-        assert extract_with_raw_refs(language, text) == (symbols, raw_refs(refs))
 
 
 def test_a_language_without_a_family_has_no_refs() -> None:

@@ -23,7 +23,7 @@ from symdiff.parse.languages.engine import (
     error_bytes,
     walk,
 )
-from symdiff.parse.reflangs import needs_tree, raw_references, references
+from symdiff.parse.reflangs import needs_tree, references
 from symdiff.parse.refs import FileRefs
 
 # Parsers are not safe to share between threads; keep one per language per thread.
@@ -116,29 +116,13 @@ def extract_with_refs(language: str, source: bytes, *, base: bytes | None = None
     """
     if _family(language) is None:
         return [], FileRefs()
-    symbols, tree = _symbols_and_tree(language, source, base)
-    return symbols, references(language, source, tree, symbols)
-
-
-def extract_with_raw_refs(language: str, source: bytes, *, base: bytes | None = None
-                          ) -> tuple[list[Symbol], bytes]:  # fmt: skip
-    """`extract_with_refs` with the references in their stored raw form (`codec.raw_refs`),
-    for a caller that stores them and does not read them (the reference index's build)."""
-    if _family(language) is None:
-        return [], raw_references(language, source, None, [])
-    symbols, tree = _symbols_and_tree(language, source, base)
-    return symbols, raw_references(language, source, tree, symbols)
-
-
-def _symbols_and_tree(language: str, source: bytes, base: bytes | None
-                      ) -> tuple[list[Symbol], Tree | None]:  # fmt: skip
-    """`extract`'s symbols, and the tree they came from where the references are read from a
-    tree (else None: the symbols may then come from the cache, with no parse at all)."""
-    digest, base_digest = _digest(source), None if base is None else _digest(base)
+    digest = _digest(source)
     if not needs_tree(language):
-        return list(_cached(language, digest, source, base_digest)), None
-    tree = _tree(language, source, digest, base_digest)
-    return _cached_from(language, digest, source, tree), tree
+        symbols = list(_cached(language, digest, source, None if base is None else _digest(base)))
+        return symbols, references(language, source, None, symbols)
+    tree = _tree(language, source, digest, None if base is None else _digest(base))
+    symbols = _cached_from(language, digest, source, tree)
+    return symbols, references(language, source, tree, symbols)
 
 
 def extract_refs(language: str, source: bytes) -> FileRefs:

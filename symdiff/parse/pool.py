@@ -48,7 +48,7 @@ from typing import IO, Any
 
 from symdiff.model import Symbol
 from symdiff.parse.codec import from_raw_refs, raw, raw_refs
-from symdiff.parse.extract import extract, extract_with_raw_refs, extract_with_refs
+from symdiff.parse.extract import extract, extract_with_refs
 from symdiff.parse.refs import FileRefs
 
 log = logging.getLogger(__name__)
@@ -105,14 +105,11 @@ def _parse_job(language: str, old: bytes | None, new: bytes | None,
                sides: int = OLD | NEW) -> _Answer:  # fmt: skip
     """One job in-process: `parse_pair`, or with REFS the new side's symbols and references
     (with STORED, in their stored raw forms)."""
-    if sides & REFS and sides & STORED:
-        if new is None:
-            return [], [], None, (raw([]), raw_refs(FileRefs()))
-        symbols, stored = extract_with_raw_refs(language, new, base=old)
-        return [], [], None, (raw(symbols), stored)
     if sides & REFS:
         symbols, refs = ([], FileRefs()) if new is None else extract_with_refs(
             language, new, base=old)
+        if sides & STORED:
+            return [], [], None, (raw(symbols), raw_refs(refs))
         return [], symbols, refs, None
     old_symbols, new_symbols = parse_pair(language, old, new, sides)
     return old_symbols, new_symbols, None, None

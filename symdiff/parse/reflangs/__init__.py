@@ -36,15 +36,3 @@ def references(language: str, source: bytes, tree: Tree | None, symbols: Sequenc
     from symdiff.parse.reflangs.queries import tree_refs
 
     return tree_refs(language, source, tree, symbols)
-
-
-def raw_references(language: str, source: bytes, tree: Tree | None, symbols: Sequence[Symbol]
-                   ) -> bytes:  # fmt: skip
-    """`codec.raw_refs(references(...))`: the stored form, Python's made without Refs."""
-    if language == "python":
-        from symdiff.parse.reflangs.python import python_raw_refs
-
-        return python_raw_refs(source, symbols)
-    from symdiff.parse.codec import raw_refs
-
-    return raw_refs(references(language, source, tree, symbols))

@@ -30,10 +30,9 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 
 from symdiff.model import Symbol
-from symdiff.parse.codec import REF_KINDS, raw_ref_columns
-from symdiff.parse.reflangs.common import ref, segments
+from symdiff.parse.reflangs.common import Unfrozen, ref, segments
 from symdiff.parse.reflangs.pyparts import fixtures, imports, may_use_fixtures, params
-from symdiff.parse.refs import FileRefs, Import, RefKind
+from symdiff.parse.refs import FileRefs, Import, Ref, RefKind
 
 _STRING = (
     rb'"""(?:[^"\\]++|\\.|"(?!""))*+"""'
@@ -102,7 +101,6 @@ _WRAPPED = re.compile(rb"[ \t\r\n\\]")
 _CALL, _ATTR, _TYPE, _NAME, _DECORATOR, _FIXTURE = range(6)
 _KINDS = (RefKind.CALL, RefKind.ATTR, RefKind.TYPE, RefKind.NAME, RefKind.DECORATOR,
           RefKind.FIXTURE)  # fmt: skip
-_CODES = tuple(REF_KINDS.index(kind) for kind in _KINDS)  # each one's code in the stored form
 
 
 def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool = True
@@ -112,26 +110,6 @@ def python_refs(source: bytes, symbols: Sequence[Symbol], *, local_types: bool =
     `local_types`: rewrite `x.m` as `Foo.m` where the definition binds `x = Foo(...)`,
     `x: Foo = ...` or has a parameter `x: Foo` (Foo's last part capitalised, as classes are).
     """
-    reader = _read(source, symbols, local_types)
-    refs = reader.refs
-    return FileRefs("", tuple(reader.imports), tuple([
-        ref(name, target, _KINDS[kind], refs[name, target, kind])
-        for name, target, kind in sorted(refs)]))  # fmt: skip
-
-
-def python_raw_refs(source: bytes, symbols: Sequence[Symbol]) -> bytes:
-    """`codec.raw_refs(python_refs(source, symbols))`, with no Ref made between (what the
-    reference index's build stores)."""
-    reader = _read(source, symbols, True)
-    keys = sorted(reader.refs)
-    lines = list(map(reader.refs.__getitem__, keys))
-    sources, targets, kinds = map(list, zip(*keys, strict=True)) if keys else ([], [], [])
-    return raw_ref_columns("", reader.imports, sources, targets,
-                           list(map(_CODES.__getitem__, kinds)), lines)  # fmt: skip
-
-
-def _read(source: bytes, symbols: Sequence[Symbol], local_types: bool) -> _Reader:
-    """The file read: its imports in order, its refs by (source, target, kind)."""
     reader = _Reader(source, local_types)
     line, at = 1, 0
     for lo, hi, name, owner in segments(symbols, len(source)):
@@ -145,7 +123,8 @@ def _read(source: bytes, symbols: Sequence[Symbol], local_types: bool) -> _Reade
             reader.run(lo, hi, name, owner, line, hits)
     reader.names(symbols)
     reader.imports.sort(key=_import_order)
-    return reader
+    refs = reader.refs
+    return FileRefs("", tuple(reader.imports), tuple([refs[key] for key in sorted(refs)]))
 
 
 _SHORT_RUN = 64
@@ -161,7 +140,7 @@ class _Reader:
     def __init__(self, source: bytes, local_types: bool) -> None:
         self.source = source
         self.local_types = local_types
-        self.refs: dict[tuple[str, str, int], int] = {}  # -> the line that first writes it
+        self.refs: dict[tuple[str, str, int], Ref] = {}
         self.imports: list[Import] = []
         self.texts: dict[bytes, str] = {}
         self.bare: list[tuple[int, int, str, Symbol | None, int, set[bytes]]] = []
@@ -219,8 +198,7 @@ class _Reader:
              written: dict[bytes, bytes] | None = None) -> None:  # fmt: skip
         """A Ref of `name` to each target; its line is where it is first written in the run (as
         `written` says, if not as itself)."""
-        refs, texts = self.refs, self.texts
-        find, count = self.source.find, self.source.count
+        source, refs, ref_kind, texts = self.source, self.refs, _KINDS[kind], self.texts
         for target in targets:
             text = texts.get(target)
             if text is None:  # one string per name, shared by every file's refs (interned)
@@ -228,8 +206,12 @@ class _Reader:
             key = (name, text, kind)
             if key in refs:
                 continue
-            at = find(target if written is None else written[target], lo, hi)
-            refs[key] = first if at < 0 else first + count(b"\n", lo, at)
+            at = source.find(target if written is None else written[target], lo, hi)
+            made = Unfrozen()
+            made.source, made.target, made.kind = name, text, ref_kind
+            made.line = first if at < 0 else first + source.count(b"\n", lo, at)
+            made.__class__ = Ref  # type: ignore[assignment]
+            refs[key] = made  # type: ignore[assignment]
 
     def _others(self, others: list[bytes], hits: set[_Hit], lo: int, hi: int, first: int,
                 decorators: set[bytes], types: set[bytes], calls: set[bytes]) -> None:  # fmt: skip
@@ -261,11 +243,11 @@ class _Reader:
         used, given = fixtures(name, owner, names, decorators)
         for fixture in used:
             key = (name, fixture, _FIXTURE)
-            self.refs.setdefault(key, first)
+            self.refs.setdefault(key, ref(name, fixture, RefKind.FIXTURE, first))
         if given is not None:
             target = f"pytest.fixture:name={given}"
             key = (name, target, _DECORATOR)
-            self.refs.setdefault(key, first)
+            self.refs.setdefault(key, ref(name, target, RefKind.DECORATOR, first))
 
     def names(self, symbols: Sequence[Symbol]) -> None:
         """NAME refs: each bare name read that the file binds at module level, but a parameter
