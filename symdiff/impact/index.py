@@ -76,8 +76,10 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
     whose text the store does not hold (only its hash: binary or over the size cap) is left
     out of the index.
 
-    While the workers parse one chunk, a thread of this call stores the one before and reads
-    the texts of the next from the store: this process's own work hides behind theirs.
+    The chunks go through the pool as one stream (the workers go on to the next chunk while
+    the last jobs of one are parsed), and while they parse, a thread of this call stores each
+    chunk answered and reads the texts of the next: this process's own work hides behind
+    theirs.
     `read=False` (the daemon's build, which stores and does not read): the workers hand over
     the stored forms themselves, nothing is decoded here, and nothing is returned."""
     from symdiff.parse.pool import shared
