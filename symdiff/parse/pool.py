@@ -14,13 +14,16 @@ come back as plain tuples, which cost a third of pickled `Symbol`s to send and l
 (docs/performance.md, "Parse pool (issue 25)").
 
 Jobs go out largest first, in chunks that amortise the round trip; each worker has one chunk in
-flight and is sent its next before its answer is decoded. A job whose old version a worker
-parsed before (the previous commit's new version, in an import) goes back to that worker, whose
-caches answer it and whose held tree lets the new version re-parse incrementally, as they would
-in one process. A worker that dies ends the batch's use of the pool: whatever the workers had
-not answered is parsed in-process, and the next batch starts new workers (after `MAX_DEATHS`
-batches in a row that lost one, the pool gives up). A pool that cannot start parses in-process
-from then on, and says so once in the log.
+flight and is sent its next before its answer is decoded. A stream of batches (`*_each`: the
+reference index's build, 200 files a batch) goes out as one: a batch's chunks follow the last
+of the one before, so no worker waits at a batch's end, and each batch is answered in order.
+A job whose old version a worker parsed before (the previous commit's new version, in an
+import) goes back to that worker, whose caches answer it and whose held tree lets the new
+version re-parse incrementally, as they would in one process. A worker that dies ends the
+batch's use of the pool: whatever the workers had not answered is parsed in-process, and the
+next batch starts new workers (after `MAX_DEATHS` batches in a row that lost one, the pool
+gives up). A pool that cannot start parses in-process from then on, and says so once in the
+log.
 """
 
 from __future__ import annotations
