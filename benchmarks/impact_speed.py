@@ -13,7 +13,7 @@
    record being queryable (today's save-to-queryable budget: p50 at most 50 ms).
 
 Run: .venv/bin/python benchmarks/impact_speed.py [TREE] [--builds 5] [--rounds 50] [--saves 100]
-[--files 2000]
+[--files 2000] [--build-only]
 TREE defaults to Django's sdist (benchmarks/_corpus.py).
 """
 
@@ -240,12 +240,15 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=100)
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--builds", type=int, default=5, help="cold builds, each beside a floor")
+    parser.add_argument("--build-only", action="store_true", help="stop after the cold builds")
     args = parser.parse_args()
     source = args.tree or django_tree()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "tree"
         shutil.copytree(source, root, ignore=shutil.ignore_patterns(".git"))
         settings, functions = bench_build(root, f"sqlite:///{tmp}/index.db", args.builds)
+        if args.build_only:
+            return
         bench_query(settings, functions, args.rounds)
         bench_updates(Path(tmp), args.files, args.saves)
 

@@ -321,6 +321,26 @@ def test_the_pool_reads_symbols_and_refs_from_one_parse() -> None:
     assert ParsePool(min_jobs=100).stored_refs(texts) == stored
 
 
+def test_a_stream_of_batches_answers_each_in_order() -> None:
+    texts = [("python", PYTHON.encode()), ("go", GO.encode()), ("javascript", ECMA.encode())]
+    batches = [texts, texts[::-1], [], texts[1:], texts[:1] * 5]
+    want = [[(extract(language, text), extract_refs(language, text)) for language, text in batch]
+            for batch in batches]  # fmt: skip
+    stored = [[(raw(symbols), raw_refs(refs)) for symbols, refs in batch] for batch in want]
+    with ParsePool(min_jobs=1, min_bytes=0, workers=2) as pool:
+        assert list(pool.with_refs_each(batches)) == want
+        assert list(pool.stored_refs_each(batches)) == stored
+        assert pool.worker_jobs == 2 * sum(map(len, batches))
+        pids = pool.pids()
+        # left after the first batch: the chunks in flight are answered and dropped, and the
+        # same workers answer the next batch
+        answers = pool.stored_refs_each(batches)
+        assert next(answers) == stored[0]
+        answers.close()
+        assert pool.stored_refs(texts) == stored[0]
+        assert pool.pids() == pids and pool.starts == 1 and pool.local_jobs == 0
+
+
 DETERMINISM = {
     "python": "def f(flag):\n    q = A()\n    q = B()\n    q.run()\n    if flag:\n"
               "        q.run()\n    return q.stop\n",

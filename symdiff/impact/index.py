@@ -10,14 +10,17 @@ brought up to date from the file states at each call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from symdiff.config import Settings
 from symdiff.errors import StoreError
@@ -76,8 +79,10 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
     whose text the store does not hold (only its hash: binary or over the size cap) is left
     out of the index.
 
-    While the workers parse one chunk, a thread of this call stores the one before and reads
-    the texts of the next from the store: this process's own work hides behind theirs.
+    The chunks go through the pool as one stream (the workers go on to the next chunk while
+    the last jobs of one are parsed), and while they parse, a thread of this call stores each
+    chunk answered and reads the texts of the next: this process's own work hides behind
+    theirs.
     `read=False` (the daemon's build, which stores and does not read): the workers hand over
     the stored forms themselves, nothing is decoded here, and nothing is returned."""
     from symdiff.parse.pool import shared
@@ -89,33 +94,58 @@ def build(store: Store, version: str, files: Sequence[tuple[str, Key]], *,
     if not chunks:
         return out
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="symdiff-refindex-io") as io:
-        texts = io.submit(_texts, store, chunks[0])
-        kept: Future[int] | None = None
-        done = 0
-        for n, chunk in enumerate(chunks):
-            wanted = texts.result()
-            if n + 1 < len(chunks):
-                texts = io.submit(_texts, store, chunks[n + 1])
-            texts_of = [(key[0], text) for key, text in wanted]
-            # The workers parse this chunk while the thread stores the last one (then reads
-            # the next): the store waits for neither.
-            if read:
-                found = {key: (tuple(symbols), refs) for (key, _), (symbols, refs) in zip(
-                    wanted, pool.with_refs(texts_of), strict=True)}
-                out.update(found)
-            else:
-                stored = dict(zip([key for key, _ in wanted], pool.stored_refs(texts_of),
-                                  strict=True))  # fmt: skip
-            if kept is not None:
-                kept.result()  # its errors surface here, in order
-            kept = (io.submit(_keep, store, version, found) if read
-                    else io.submit(_keep_raw, store, version, stored))  # fmt: skip
-            done += len(chunk)
-            if progress is not None:
-                progress(done, len(todo))
+        taken: deque[list[Key]] = deque()  # the keys of the chunks the pool took, in order
+
+        def texts() -> Iterator[list[tuple[str, bytes]]]:
+            """Each chunk's texts, the next one's read while the pool parses this one."""
+            reading = io.submit(_texts, store, chunks[0])
+            for n in range(len(chunks)):
+                wanted = reading.result()
+                if n + 1 < len(chunks):
+                    reading = io.submit(_texts, store, chunks[n + 1])
+                taken.append([key for key, _ in wanted])
+                yield [(key[0], text) for key, text in wanted]
+
+        # The workers parse one chunk after the other with no pause between them, while the
+        # thread stores each chunk answered (then reads the next): the store waits for neither.
+        def keep_read(keys: list[Key], answered: list[tuple[list[Symbol], FileRefs]]) -> int:
+            found = {key: (tuple(symbols), refs)
+                     for key, (symbols, refs) in zip(keys, answered, strict=True)}  # fmt: skip
+            out.update(found)
+            return _keep(store, version, found)
+
+        def keep_raw(keys: list[Key], answered: list[tuple[bytes, bytes]]) -> int:
+            return _keep_raw(store, version, dict(zip(keys, answered, strict=True)))
+
+        if read:
+            kept = _each(io, pool.with_refs_each(texts()), taken, keep_read, progress, len(todo))
+        else:
+            kept = _each(io, pool.stored_refs_each(texts()), taken, keep_raw, progress, len(todo))
         if kept is not None:
             kept.result()
     return out
+
+
+_Answer = TypeVar("_Answer")
+
+
+def _each(io: ThreadPoolExecutor, answers: Generator[list[_Answer]], taken: deque[list[Key]],
+          keep: Callable[[list[Key], list[_Answer]], int], progress: Progress | None,
+          total: int) -> Future[int] | None:  # fmt: skip
+    """Store each chunk's answers on the `io` thread as they come, telling `progress`; the
+    last store's future (each one's errors surface before the next is started)."""
+    kept: Future[int] | None = None
+    done = 0
+    with contextlib.closing(answers):  # left early (progress stops it): the workers are freed
+        for answered in answers:
+            keys = taken.popleft()
+            if kept is not None:
+                kept.result()
+            kept = io.submit(keep, keys, answered)
+            done += len(keys)
+            if progress is not None:
+                progress(done, total)
+    return kept
 
 
 def _keep(store: Store, version: str, found: Mapping[Key, Facts]) -> int:

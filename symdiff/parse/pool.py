@@ -14,13 +14,16 @@ come back as plain tuples, which cost a third of pickled `Symbol`s to send and l
 (docs/performance.md, "Parse pool (issue 25)").
 
 Jobs go out largest first, in chunks that amortise the round trip; each worker has one chunk in
-flight and is sent its next before its answer is decoded. A job whose old version a worker
-parsed before (the previous commit's new version, in an import) goes back to that worker, whose
-caches answer it and whose held tree lets the new version re-parse incrementally, as they would
-in one process. A worker that dies ends the batch's use of the pool: whatever the workers had
-not answered is parsed in-process, and the next batch starts new workers (after `MAX_DEATHS`
-batches in a row that lost one, the pool gives up). A pool that cannot start parses in-process
-from then on, and says so once in the log.
+flight and is sent its next before its answer is decoded. A stream of batches (`*_each`: the
+reference index's build, 200 files a batch) goes out as one: a batch's chunks follow the last
+of the one before, so no worker waits at a batch's end, and each batch is answered in order.
+A job whose old version a worker parsed before (the previous commit's new version, in an
+import) goes back to that worker, whose caches answer it and whose held tree lets the new
+version re-parse incrementally, as they would in one process. A worker that dies ends the
+batch's use of the pool: whatever the workers had not answered is parsed in-process, and the
+next batch starts new workers (after `MAX_DEATHS` batches in a row that lost one, the pool
+gives up). A pool that cannot start parses in-process from then on, and says so once in the
+log.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import contextlib
 import dataclasses
 import gc
 import hashlib
+import itertools
 import logging
 import marshal
 import operator
@@ -41,7 +45,7 @@ import subprocess
 import sys
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
 
@@ -173,29 +177,57 @@ class ParsePool:
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
         the reference index), in the order of `texts`."""
-        jobs: list[Job] = [(language, None, text, NEW | REFS) for language, text in texts]
-        return [(new, refs or FileRefs()) for _, new, refs, _ in self._run(jobs)]
+        (answers,) = self.with_refs_each([texts])  # the stream run to its end: workers free
+        return answers
+
+    def with_refs_each(self, batches: Iterable[Sequence[tuple[str, bytes]]]
+                       ) -> Generator[list[tuple[list[Symbol], FileRefs]]]:  # fmt: skip
+        """`with_refs` of each batch, in order, as each is answered: the workers go on to the
+        next batch while the last chunks of the one before are parsed (no tail per batch).
+        Close the iterator when leaving it early (it holds the workers)."""
+        jobs = ([(language, None, text, NEW | REFS) for language, text in batch]
+                for batch in batches)  # fmt: skip
+        for answers in self._stream(jobs):
+            yield [(new, refs or FileRefs()) for _, new, refs, _ in answers]
 
     def stored_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[Stored]:
         """`with_refs`, in the raw forms the store keeps, encoded by the workers: for a
         build that stores what it extracts and does not read it (the daemon's)."""
-        jobs: list[Job] = [(language, None, text, NEW | REFS | STORED)
-                           for language, text in texts]  # fmt: skip
+        (answers,) = self.stored_refs_each([texts])
+        return answers
+
+    def stored_refs_each(self, batches: Iterable[Sequence[tuple[str, bytes]]]
+                         ) -> Generator[list[Stored]]:  # fmt: skip
+        """`stored_refs` of each batch, streamed as `with_refs_each` streams them."""
+        jobs = ([(language, None, text, NEW | REFS | STORED) for language, text in batch]
+                for batch in batches)  # fmt: skip
         empty = (raw([]), raw_refs(FileRefs()))
-        return [stored or empty for *_, stored in self._run(jobs)]
+        for answers in self._stream(jobs):
+            yield [stored or empty for *_, stored in answers]
 
     def _run(self, jobs: Sequence[Job], each: _Each | None = None) -> list[_Answer]:
-        total = sum(_size(job) for job in jobs)
-        if len(jobs) < self.min_jobs or total < self.min_bytes or self._disabled:
-            return self._local(jobs, each)
-        if not self._lock.acquire(blocking=False):
-            return self._local(jobs, each)  # another thread's batch holds the workers
-        try:
-            if not self._ensure_started():
-                return self._local(jobs, each)
-            return self._batch(jobs, each)
-        finally:
-            self._lock.release()
+        (answers,) = self._stream([jobs], each)
+        return answers
+
+    def _stream(self, batches: Iterable[Sequence[Job]], each: _Each | None = None
+                ) -> Iterator[list[_Answer]]:  # fmt: skip
+        """Each batch's answers, in order. From the first batch past the crossover on, the
+        rest go through the workers as one stream (another thread's batches parse in-process
+        meanwhile). `each(i, answer)`: each job's answer as it comes in, `i` its place in
+        its batch (for a stream of one batch)."""
+        pending = iter(batches)
+        for jobs in pending:
+            worth = len(jobs) >= self.min_jobs and sum(map(_size, jobs)) >= self.min_bytes
+            if not worth or self._disabled or not self._lock.acquire(blocking=False):
+                yield self._local(jobs, each)  # small, or another thread's batch holds them
+                continue
+            try:
+                if not self._ensure_started():
+                    yield self._local(jobs, each)
+                    continue
+                yield from self._batches(itertools.chain([jobs], pending), each)
+            finally:
+                self._lock.release()
 
     def close(self) -> None:
         """Stop the workers (a later batch starts them again)."""
@@ -237,10 +269,11 @@ class ParsePool:
         for w in workers:
             w.wait()
 
-    def _batch(self, jobs: Sequence[Job], each: _Each | None) -> list[_Answer]:
-        results: list[_Answer | None] = [None] * len(jobs)
+    def _batches(self, batches: Iterator[Sequence[Job]], each: _Each | None
+                 ) -> Iterator[list[_Answer]]:  # fmt: skip
+        stream = _Stream(batches, self._owners, len(self._workers), each)
         try:
-            self._dispatch(jobs, results, each)
+            yield from self._dispatch(stream)
             self._deaths = 0
         except _WorkerDied as died:
             log.warning("a parse worker died (%s); parsing the rest of the batch here", died)
@@ -249,48 +282,114 @@ class ParsePool:
             if self._deaths >= MAX_DEATHS:
                 self._disabled = True
                 _warn_once()
+        except GeneratorExit:  # left early (the iterator closed): the chunks in flight are
+            try:  # answered and dropped, so the workers stay for the next batch
+                for w in self._workers:
+                    if w.chunk is not None:
+                        w.receive()
+            except _WorkerDied:
+                self._stop()
+            raise
         except BaseException:  # interrupted: answers still in flight would pair with the
             self._stop()  # next batch's chunks, so these workers go
             raise
-        missing = [i for i, r in enumerate(results) if r is None]
-        for i, pair in zip(missing, self._local([jobs[i] for i in missing], each, missing),
-                           strict=True):  # fmt: skip
-            results[i] = pair
-        return [r for r in results if r is not None]
+        for batch in stream.rest():  # what the workers did not answer, parsed here
+            yield batch.answers(self._local)
 
-    def _dispatch(self, jobs: Sequence[Job], results: list[_Answer | None],
-                  each: _Each | None) -> None:  # fmt: skip
-        """Send chunks to idle workers and take their answers until every chunk is answered.
+    def _dispatch(self, stream: _Stream) -> Iterator[list[_Answer]]:
+        """Send chunks to idle workers and take their answers until every batch is answered;
+        each batch's answers as soon as it and those before it are whole.
 
         A job a worker could not parse (its extraction raised) is left None for the caller to
         parse in-process, which raises as it would have without the pool.
         """
-        plan = _Plan(jobs, self._owners, len(self._workers))
         with selectors.DefaultSelector() as selector:
             for k, w in enumerate(self._workers):
-                chunk = plan.next(k)
-                if chunk is not None:
-                    w.send(chunk, jobs)
+                if stream.send_next(k, w):
                     selector.register(w.output, selectors.EVENT_READ, k)
             while selector.get_map():
                 for key, _ in selector.select():
                     k = key.data
                     w = self._workers[k]
-                    answer, done = w.receive(), w.chunk
-                    chunk = plan.next(k)
-                    if chunk is not None:  # first keep it busy, then read its answer
-                        w.send(chunk, jobs)
-                    else:
+                    assert w.chunk is not None
+                    (batch, done), answer = w.chunk, w.receive()
+                    if not stream.send_next(k, w):  # first keep it busy, then read its answer
                         selector.unregister(w.output)
+                    batch.waiting -= 1
+                    results, digests = batch.results, batch.plan.digests
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
                             refs = None if plain[2] is None else from_raw_refs(plain[2])
                             got = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
                             results[i] = got
                             self.worker_jobs += 1
-                            self._owners.note(plan.digests[i], k)
-                            if each is not None:
-                                each(i, got)
+                            self._owners.note(digests[i], k)
+                            if batch.each is not None:
+                                batch.each(i, got)
+                for batch in stream.whole():
+                    yield batch.answers(self._local)
+            for batch in stream.whole():  # batches of no jobs at the end
+                yield batch.answers(self._local)
+
+
+class _Batch:
+    """One batch of a stream: its jobs' plan, their answers so far, its chunks in flight."""
+
+    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int,
+                 each: _Each | None = None) -> None:  # fmt: skip
+        self.jobs = jobs
+        self.each = each
+        self.plan = _Plan(jobs, owners, workers)
+        self.results: list[_Answer | None] = [None] * len(jobs)
+        self.waiting = 0  # chunks sent and not answered
+
+    def answers(self, local: Callable[[Sequence[Job], _Each | None, Sequence[int]],
+                                      list[_Answer]]) -> list[_Answer]:  # fmt: skip
+        """The batch's answers, those the workers did not give made by `local`."""
+        missing = [i for i, r in enumerate(self.results) if r is None]
+        for i, answer in zip(missing, local([self.jobs[i] for i in missing], self.each, missing),
+                             strict=True):  # fmt: skip
+            self.results[i] = answer
+        return [r for r in self.results if r is not None]
+
+
+class _Stream:
+    """Batches as the workers take them: a batch's chunks go out once the one before has
+    given out all of its own, and a batch is answered once it and those before it are."""
+
+    def __init__(self, batches: Iterator[Sequence[Job]], owners: _Owners, workers: int,
+                 each: _Each | None = None) -> None:  # fmt: skip
+        self.batches, self.owners, self.workers, self.each = batches, owners, workers, each
+        self.open: deque[_Batch] = deque()  # taken in, not yet answered, in order
+
+    def send_next(self, k: int, worker: _Worker) -> bool:
+        """Send worker `k` its next chunk, taking in the next batch when the open ones have
+        none left; False when every batch is given out."""
+        while True:
+            if self.open:
+                chunk = self.open[-1].plan.next(k)
+                if chunk is not None:
+                    batch = self.open[-1]
+                    worker.send(chunk, batch)
+                    batch.waiting += 1
+                    return True
+            jobs = next(self.batches, None)
+            if jobs is None:
+                return False
+            self.open.append(_Batch(jobs, self.owners, self.workers, self.each))
+
+    def whole(self) -> Iterator[_Batch]:
+        """The open batches answered in full, from the first: each leaves the stream."""
+        while self.open and self.open[0].waiting == 0 and (
+                len(self.open) > 1 or self.open[0].plan.empty()):  # fmt: skip
+            yield self.open.popleft()
+
+    def rest(self) -> Iterator[_Batch]:
+        """Every batch not yet answered, then those not yet taken in (after a worker died)."""
+        while self.open:
+            yield self.open.popleft()
+        for jobs in self.batches:
+            yield _Batch(jobs, self.owners, self.workers, self.each)
 
 
 class _Owners:
@@ -332,6 +431,10 @@ class _Plan:
         self.own = [deque(chunks(indices, sizes, target)) for indices in mine]
         self.shared = deque(chunks(anyone, sizes, target))
 
+    def empty(self) -> bool:
+        """Whether every chunk is given out."""
+        return not self.shared and not any(self.own)
+
     def next(self, worker: int) -> list[int] | None:
         if self.own[worker]:
             return self.own[worker].popleft()
@@ -359,18 +462,21 @@ class _Worker:
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
         assert self.process.stdin is not None and self.process.stdout is not None
         self.input, self.output = self.process.stdin, self.process.stdout
-        self.chunk: list[int] | None = None
+        self.chunk: tuple[_Batch, list[int]] | None = None
 
-    def send(self, chunk: list[int], jobs: Sequence[Job]) -> None:
+    def send(self, chunk: list[int], batch: _Batch) -> None:
         try:
-            _write(self.input, marshal.dumps([jobs[i] for i in chunk]))
+            _write(self.input, marshal.dumps([batch.jobs[i] for i in chunk]))
         except OSError as error:
             raise _WorkerDied(f"pid {self.process.pid}: {error}") from error
-        self.chunk = chunk
+        self.chunk = batch, chunk
 
     def receive(self) -> bytes:
+        """The answer to the chunk it was sent."""
         try:
-            return _read(self.output)
+            answer = _read(self.output)
+            self.chunk = None
+            return answer
         except (EOFError, OSError) as error:
             raise _WorkerDied(f"pid {self.process.pid}, exit {self.process.poll()}") from error
 
@@ -458,7 +564,10 @@ def serve() -> None:
             done = marshal.dumps([_answer(*job) for job in jobs])
         finally:
             gc.enable()
-        _write(answers, done)
+        try:
+            _write(answers, done)
+        except BrokenPipeError:
+            os._exit(0)  # the parent hung up mid-chunk (interrupted): nobody wants the answer
 
 
 def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW

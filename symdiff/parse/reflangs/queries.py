@@ -177,6 +177,11 @@ _GENERIC = re.compile(r"<[^<>]*>")
 _BLANK = re.compile(r"\s+")
 _NAME = re.compile(r"(?:[A-Za-z_$@][\w$]*[!?]?\.)*[A-Za-z_$@][\w$]*[!?]?$")
 _TAIL = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*[!?]?$")
+# Where a tail can start: read on the reversed text, an optional `!` or `?` and the run of name
+# characters and dots before it. `_TAIL` searched over a whole callee (an immediately invoked
+# function is its whole body: 325 KB in Django's xregexp.js) tries every position and runs each
+# word to its end: 0.27 s of a cold build's JavaScript, against ~0 searched from there.
+_TAIL_RUN = re.compile(r"[!?]?[\w.]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +304,8 @@ def _clean(text: str) -> str:
     flat = flat.replace("..", ".")
     if _NAME.match(flat):
         return flat.lstrip("$@")
-    tail = _TAIL.search(flat)
+    run = _TAIL_RUN.match(flat[::-1])
+    tail = _TAIL.search(flat, len(flat) - (run.end() if run else 0))
     return tail.group() if tail else ""
 
 
