@@ -303,12 +303,24 @@ class ParsePool:
         A job a worker could not parse (its extraction raised) is left None for the caller to
         parse in-process, which raises as it would have without the pool.
         """
+        handed = _Handed()
+        try:
+            yield from self._take(stream, handed)
+        except _WorkerDied:
+            handed.all()  # the answers taken before it died go to `each` all the same
+            raise
+
+    def _take(self, stream: _Stream, handed: _Handed) -> Iterator[list[_Answer]]:
         with selectors.DefaultSelector() as selector:
             for k, w in enumerate(self._workers):
                 if stream.send_next(k, w):
                     selector.register(w.output, selectors.EVENT_READ, k)
             while selector.get_map():
-                for key, _ in selector.select():
+                ready = selector.select(timeout=0 if handed else None)
+                if not ready:
+                    handed.one()
+                    continue
+                for key, _ in ready:
                     k = key.data
                     w = self._workers[k]
                     assert w.chunk is not None
@@ -325,11 +337,36 @@ class ParsePool:
                             self.worker_jobs += 1
                             self._owners.note(digests[i], k)
                             if batch.each is not None:
-                                batch.each(i, got)
+                                handed.add(batch.each, i, got)
                 for batch in stream.whole():
+                    handed.all()
                     yield batch.answers(self._local)
+            handed.all()
             for batch in stream.whole():  # batches of no jobs at the end
                 yield batch.answers(self._local)
+
+
+class _Handed:
+    """Answers waiting for their batch's `each`: handed over one at a time between looks at
+    the workers, so that a worker done meanwhile gets its next chunk at once, not after the
+    caller's work on a whole chunk of answers."""
+
+    def __init__(self) -> None:
+        self._queue: deque[tuple[_Each, int, _Answer]] = deque()
+
+    def __bool__(self) -> bool:
+        return bool(self._queue)
+
+    def add(self, each: _Each, i: int, answer: _Answer) -> None:
+        self._queue.append((each, i, answer))
+
+    def one(self) -> None:
+        each, i, answer = self._queue.popleft()
+        each(i, answer)
+
+    def all(self) -> None:
+        while self._queue:
+            self.one()
 
 
 class _Batch:
