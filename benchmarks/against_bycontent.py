@@ -96,9 +96,8 @@ def main() -> None:
         parsed: list[int] = []  # changes the daemon's answer parsed (its records lacked)
         fill = SymbolShelf.fill
 
-        def counted(shelf: SymbolShelf, pool: ParsePool, sides: Sequence[Side],
-                    ready: Callable[[int], None] | None = None) -> int:  # fmt: skip
-            parsed.append(fill(shelf, pool, sides, ready))
+        def counted(shelf: SymbolShelf, pool: ParsePool, sides: Sequence[Side]) -> int:
+            parsed.append(fill(shelf, pool, sides))
             return parsed[-1]
 
         SymbolShelf.fill = counted  # type: ignore[method-assign]

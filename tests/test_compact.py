@@ -118,6 +118,8 @@ def test_a_revision_0010_database_stores_its_provenance_compact_in_place(
     url = request.getfixturevalue("sqlite_url" if backend == "sqlite" else "pg_url")
     _fill_0010(url)
     at_0010 = table_columns(url)
+    records = {t: at_0010[t] for t in ("workspaces", "changes")}
+    records_before = table_rows(url, records)
     before = _stored(url)
     assert before == [(info, git) for _, info, git in PAIRS]  # texts, as 0010 wrote them
     expected = [(f"{o}.py", None if i is None else json.loads(i),
@@ -126,6 +128,7 @@ def test_a_revision_0010_database_stores_its_provenance_compact_in_place(
     with Store(url) as store:
         assert store.revision() == HEAD == "0011"
         assert _provenance(store) == expected
+    assert table_rows(url, records) == records_before  # every record as it was, row for row
     after = _stored(url)
     for (info, git), stored in zip(before, after, strict=True):
         for value, kept in zip((info, git), stored, strict=True):

@@ -55,23 +55,6 @@ def test_order_is_the_callers(workers: ParsePool) -> None:
     assert workers.symbols_of(jobs[::-1]) == [parse_pair(*job) for job in jobs[::-1]]
 
 
-def test_each_answer_is_handed_over_as_it_comes_in(workers: ParsePool) -> None:
-    # `each` sees every job once, with the pair the batch returns, before the batch returns;
-    # in-process (a pool below its crossover) the same.
-    jobs = jobs_of(SOME, mark=3)
-    for p in (workers, ParsePool(workers=2, min_jobs=10_000)):
-        seen: dict[int, Pair] = {}
-        before = p.worker_jobs
-
-        def each(i: int, pair: Pair, seen: dict[int, Pair] = seen) -> None:
-            assert i not in seen
-            seen[i] = pair
-
-        got = p.symbols_of(jobs, each)
-        assert [seen[i] for i in range(len(jobs))] == got == [parse_pair(*job) for job in jobs]
-        assert (p.worker_jobs - before == len(jobs)) is (p is workers)
-
-
 def test_consecutive_batches_go_back_to_the_same_workers(workers: ParsePool) -> None:
     # Each job's old version is the previous batch's new one, as in an import: the pool sends it
     # to the worker that parsed that text (its caches and held tree), with the same answers.

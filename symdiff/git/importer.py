@@ -10,7 +10,6 @@ adds nothing and a longer window adds only what is missing. docs/history.md.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
@@ -28,10 +27,10 @@ from symdiff.diffs.blobid import blob_id
 from symdiff.errors import InvalidArgs, StoreError
 from symdiff.git.state import Repo, open_repo
 from symdiff.git.treediff import tree_changes
-from symdiff.model import ChangeType, FileChange, Origin
+from symdiff.model import ChangeType, Origin
 from symdiff.parse.languages import language_for
 from symdiff.parse.pool import shared
-from symdiff.parse.shelf import Side, SymbolShelf, keys
+from symdiff.parse.shelf import SymbolShelf, keys
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
 from symdiff.store.imported import imported_keys
@@ -107,31 +106,16 @@ def _record(store: Store, workspace_id: int, settings: Settings, batch: list[_Fo
         return 0
     shelf = SymbolShelf(pairs=False)  # a commit's change is not asked about again
     store.load_shelf(shelf, keys((language_for(f.path), f.old_id, f.new_id) for f in batch))
-
-    def record(f: _Found) -> FileChange:
-        return build_change(
-            f.kind, f.path, old_path=f.old_path, old=_text(f.old), new=_text(f.new),
-            timestamp=f.commit.when, test_patterns=settings.test_patterns, old_hash=f.old_id,
-            new_hash=f.new_id, origin=Origin.COMMIT, origin_info=f.commit.info,
-            git=f.commit.git, shelf=shelf)  # fmt: skip
-
-    built: dict[int, FileChange] = {}
-
-    def ready(k: int) -> None:  # built while the pool parses on (as `against` does)
-        with contextlib.suppress(Exception):  # built again below, where it raises as usual
-            built[parsed[k]] = record(batch[parsed[k]])
-
-    parsed: list[int] = []
-    sides: list[Side] = []
-    for k, f in enumerate(batch):
-        if (language := language_for(f.path)) is not None:
-            parsed.append(k)
-            sides.append((language, _text(f.old), f.old_id, _text(f.new), f.new_id))
     try:  # what the store lacks, in one batch (worker processes when worth it)
-        shelf.fill(shared(), sides, ready)
+        shelf.fill(shared(), [(language, _text(f.old), f.old_id, _text(f.new), f.new_id)
+                              for f in batch if (language := language_for(f.path))])  # fmt: skip
     except Exception:  # each record then parses its own files as it is built
         log.exception("the batch parse of imported commits failed")
-    changes = [built[k] if k in built else record(f) for k, f in enumerate(batch)]
+    changes = [build_change(
+        f.kind, f.path, old_path=f.old_path, old=_text(f.old), new=_text(f.new),
+        timestamp=f.commit.when, test_patterns=settings.test_patterns, old_hash=f.old_id,
+        new_hash=f.new_id, origin=Origin.COMMIT, origin_info=f.commit.info, git=f.commit.git,
+        shelf=shelf) for f in batch]  # fmt: skip
     recorded = len(store.apply(workspace_id, [Mutation(change=c) for c in changes]))
     try:
         store.keep_shelf(shelf)

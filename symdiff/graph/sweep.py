@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 GROUP_RANK = {RANK[RESOLVED]: RANK[RESOLVED], RANK[NAME]: RANK[NAME], INFERRED: RANK[NAME],
               RANK[MENTION]: RANK[MENTION]}  # fmt: skip
 CONFIDENCE_OF = {RANK[RESOLVED]: RESOLVED, RANK[NAME]: NAME, RANK[MENTION]: MENTION}
+_GROUP_RANK = np.array([GROUP_RANK.get(r, 0) for r in range(max(GROUP_RANK) + 1)], dtype=np.int64)
 
 
 class Swept:
@@ -104,9 +105,8 @@ def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArr
     rep_lists = lists[reps]
     taken[rep_lists] = level
     counts = sizes[reps]
-    total = int(counts.sum())
     owner = np.repeat(np.arange(len(reps)), counts)
-    at = np.repeat(g.list_start[rep_lists] - np.cumsum(counts) + counts, counts) + np.arange(total)
+    at = _segments(g.list_start[rep_lists], counts)
     users = g.users[at].astype(np.int64)
     new = out.depth[users] < 0
     users, owner = users[new], owner[new]
@@ -127,6 +127,12 @@ def _level(g: Numbered, out: Swept, frontier: Ints, level: int, taken: npt.NDArr
     out.bits[reached] = np.bitwise_or.reduceat(bits[owner[by_user]], heads, axis=0)
     met = np.argsort(first_pair, kind="stable")
     return reached[met], frontier[reps[owner[first_pair[met]]]]
+
+
+def _segments(starts: Ints, counts: Ints) -> Ints:
+    """The positions of segments laid end to end: `counts[k]` from `starts[k]`, for each k."""
+    at: Ints = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+    return at
 
 
 def _heads(values: Ints) -> Ints:
@@ -209,10 +215,8 @@ def reaches_a_test(edges: Edges, g: Numbered, start: int) -> bool:
         reps, rep_lists = frontier[firsts], lists[firsts]
         taken[rep_lists] = True
         counts = g.list_start[rep_lists + 1] - g.list_start[rep_lists]
-        total = int(counts.sum())
         owner = np.repeat(np.arange(len(reps)), counts)
-        at = (np.repeat(g.list_start[rep_lists] - np.cumsum(counts) + counts, counts)
-              + np.arange(total))  # fmt: skip
+        at = _segments(g.list_start[rep_lists], counts)
         users = g.users[at].astype(np.int64)
         new = ~seen[users]
         users, owner, ranks = users[new], owner[new], g.ranks[at][new]
@@ -284,12 +288,10 @@ def _first_hits(g: Numbered, swept: Swept, order: Ints, policy: Policy) -> tuple
             tested |= value << (64 * word)
     itself = stands[where] == ITSELF
     at = swept.depth[nodes].astype(np.int64) + (~itself)
-    group_rank = np.array([0, 2, 2, 0, 4], dtype=np.int64)[rank[where]]
+    group_rank = _GROUP_RANK[rank[where]]
     counts = g.test_start[nodes + 1] - g.test_start[nodes]
-    total = int(counts.sum())
     owner = np.repeat(np.arange(len(nodes)), counts)
-    tests = g.test_of[np.repeat(g.test_start[nodes] - np.cumsum(counts) + counts, counts)
-                      + np.arange(total)].astype(np.int64)  # fmt: skip
+    tests = g.test_of[_segments(g.test_start[nodes], counts)].astype(np.int64)
     # The nearest, most confident group first, then the order the walk reached the nodes.
     by = np.lexsort((owner, -group_rank[owner], at[owner], tests))
     sorted_tests = tests[by]

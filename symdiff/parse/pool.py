@@ -66,7 +66,6 @@ Stored = tuple[bytes, bytes]  # a text's symbols and references in their stored 
 # A job's answer: the pair, the new side's references (REFS), and with STORED only their raw
 # forms instead (`codec.raw`, `codec.raw_refs`: the worker encodes what the store keeps).
 _Answer = tuple[list[Symbol], list[Symbol], FileRefs | None, Stored | None]
-_Each = Callable[[int, _Answer], None]  # a job's number and answer, as it comes in
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
@@ -165,14 +164,9 @@ class ParsePool:
         with self._lock:
             return self._ensure_started()
 
-    def symbols_of(self, jobs: Sequence[Job], each: Callable[[int, Pair], None] | None = None
-                   ) -> list[Pair]:  # fmt: skip
-        """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`; `each(i, pair)`
-        besides as each job's answer comes in (in the caller's thread, while the workers parse
-        the next chunks: its time hides behind theirs). An exception from `each` ends the
-        batch as an interruption does."""
-        hand = None if each is None else (lambda i, answer: each(i, (answer[0], answer[1])))
-        return [(old, new) for old, new, _, _ in self._run(jobs, hand)]
+    def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
+        """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
+        return [(old, new) for old, new, _, _ in self._run(jobs)]
 
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
@@ -205,27 +199,25 @@ class ParsePool:
         for answers in self._stream(jobs):
             yield [stored or empty for *_, stored in answers]
 
-    def _run(self, jobs: Sequence[Job], each: _Each | None = None) -> list[_Answer]:
-        (answers,) = self._stream([jobs], each)
+    def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
+        (answers,) = self._stream([jobs])
         return answers
 
-    def _stream(self, batches: Iterable[Sequence[Job]], each: _Each | None = None
-                ) -> Iterator[list[_Answer]]:  # fmt: skip
+    def _stream(self, batches: Iterable[Sequence[Job]]) -> Iterator[list[_Answer]]:
         """Each batch's answers, in order. From the first batch past the crossover on, the
         rest go through the workers as one stream (another thread's batches parse in-process
-        meanwhile). `each(i, answer)`: each job's answer as it comes in, `i` its place in
-        its batch (for a stream of one batch)."""
+        meanwhile)."""
         pending = iter(batches)
         for jobs in pending:
             worth = len(jobs) >= self.min_jobs and sum(map(_size, jobs)) >= self.min_bytes
             if not worth or self._disabled or not self._lock.acquire(blocking=False):
-                yield self._local(jobs, each)  # small, or another thread's batch holds them
+                yield self._local(jobs)  # small, or another thread's batch holds the workers
                 continue
             try:
                 if not self._ensure_started():
-                    yield self._local(jobs, each)
+                    yield self._local(jobs)
                     continue
-                yield from self._batches(itertools.chain([jobs], pending), each)
+                yield from self._batches(itertools.chain([jobs], pending))
             finally:
                 self._lock.release()
 
@@ -234,16 +226,9 @@ class ParsePool:
         with self._lock:
             self._stop()
 
-    def _local(self, jobs: Sequence[Job], each: _Each | None = None,
-               numbers: Sequence[int] | None = None) -> list[_Answer]:  # fmt: skip
+    def _local(self, jobs: Sequence[Job]) -> list[_Answer]:
         self.local_jobs += len(jobs)
-        out = []
-        for k, job in enumerate(jobs):
-            answer = _parse_job(*job)
-            if each is not None:
-                each(k if numbers is None else numbers[k], answer)
-            out.append(answer)
-        return out
+        return [_parse_job(*job) for job in jobs]
 
     def _ensure_started(self) -> bool:
         if self._disabled:
@@ -269,9 +254,8 @@ class ParsePool:
         for w in workers:
             w.wait()
 
-    def _batches(self, batches: Iterator[Sequence[Job]], each: _Each | None
-                 ) -> Iterator[list[_Answer]]:  # fmt: skip
-        stream = _Stream(batches, self._owners, len(self._workers), each)
+    def _batches(self, batches: Iterator[Sequence[Job]]) -> Iterator[list[_Answer]]:
+        stream = _Stream(batches, self._owners, len(self._workers))
         try:
             yield from self._dispatch(stream)
             self._deaths = 0
@@ -303,24 +287,12 @@ class ParsePool:
         A job a worker could not parse (its extraction raised) is left None for the caller to
         parse in-process, which raises as it would have without the pool.
         """
-        handed = _Handed()
-        try:
-            yield from self._take(stream, handed)
-        except _WorkerDied:
-            handed.all()  # the answers taken before it died go to `each` all the same
-            raise
-
-    def _take(self, stream: _Stream, handed: _Handed) -> Iterator[list[_Answer]]:
         with selectors.DefaultSelector() as selector:
             for k, w in enumerate(self._workers):
                 if stream.send_next(k, w):
                     selector.register(w.output, selectors.EVENT_READ, k)
             while selector.get_map():
-                ready = selector.select(timeout=0 if handed else None)
-                if not ready:
-                    handed.one()
-                    continue
-                for key, _ in ready:
+                for key, _ in selector.select():
                     k = key.data
                     w = self._workers[k]
                     assert w.chunk is not None
@@ -332,60 +304,28 @@ class ParsePool:
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
                             refs = None if plain[2] is None else from_raw_refs(plain[2])
-                            got = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
-                            results[i] = got
+                            results[i] = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
                             self.worker_jobs += 1
                             self._owners.note(digests[i], k)
-                            if batch.each is not None:
-                                handed.add(batch.each, i, got)
                 for batch in stream.whole():
-                    handed.all()
                     yield batch.answers(self._local)
-            handed.all()
             for batch in stream.whole():  # batches of no jobs at the end
                 yield batch.answers(self._local)
-
-
-class _Handed:
-    """Answers waiting for their batch's `each`: handed over one at a time between looks at
-    the workers, so that a worker done meanwhile gets its next chunk at once, not after the
-    caller's work on a whole chunk of answers."""
-
-    def __init__(self) -> None:
-        self._queue: deque[tuple[_Each, int, _Answer]] = deque()
-
-    def __bool__(self) -> bool:
-        return bool(self._queue)
-
-    def add(self, each: _Each, i: int, answer: _Answer) -> None:
-        self._queue.append((each, i, answer))
-
-    def one(self) -> None:
-        each, i, answer = self._queue.popleft()
-        each(i, answer)
-
-    def all(self) -> None:
-        while self._queue:
-            self.one()
 
 
 class _Batch:
     """One batch of a stream: its jobs' plan, their answers so far, its chunks in flight."""
 
-    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int,
-                 each: _Each | None = None) -> None:  # fmt: skip
+    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
         self.jobs = jobs
-        self.each = each
         self.plan = _Plan(jobs, owners, workers)
         self.results: list[_Answer | None] = [None] * len(jobs)
         self.waiting = 0  # chunks sent and not answered
 
-    def answers(self, local: Callable[[Sequence[Job], _Each | None, Sequence[int]],
-                                      list[_Answer]]) -> list[_Answer]:  # fmt: skip
+    def answers(self, local: Callable[[Sequence[Job]], list[_Answer]]) -> list[_Answer]:
         """The batch's answers, those the workers did not give made by `local`."""
         missing = [i for i, r in enumerate(self.results) if r is None]
-        for i, answer in zip(missing, local([self.jobs[i] for i in missing], self.each, missing),
-                             strict=True):  # fmt: skip
+        for i, answer in zip(missing, local([self.jobs[i] for i in missing]), strict=True):
             self.results[i] = answer
         return [r for r in self.results if r is not None]
 
@@ -394,9 +334,8 @@ class _Stream:
     """Batches as the workers take them: a batch's chunks go out once the one before has
     given out all of its own, and a batch is answered once it and those before it are."""
 
-    def __init__(self, batches: Iterator[Sequence[Job]], owners: _Owners, workers: int,
-                 each: _Each | None = None) -> None:  # fmt: skip
-        self.batches, self.owners, self.workers, self.each = batches, owners, workers, each
+    def __init__(self, batches: Iterator[Sequence[Job]], owners: _Owners, workers: int) -> None:
+        self.batches, self.owners, self.workers = batches, owners, workers
         self.open: deque[_Batch] = deque()  # taken in, not yet answered, in order
 
     def send_next(self, k: int, worker: _Worker) -> bool:
@@ -413,7 +352,7 @@ class _Stream:
             jobs = next(self.batches, None)
             if jobs is None:
                 return False
-            self.open.append(_Batch(jobs, self.owners, self.workers, self.each))
+            self.open.append(_Batch(jobs, self.owners, self.workers))
 
     def whole(self) -> Iterator[_Batch]:
         """The open batches answered in full, from the first: each leaves the stream."""
@@ -426,7 +365,7 @@ class _Stream:
         while self.open:
             yield self.open.popleft()
         for jobs in self.batches:
-            yield _Batch(jobs, self.owners, self.workers, self.each)
+            yield _Batch(jobs, self.owners, self.workers)
 
 
 class _Owners:

@@ -13,7 +13,7 @@ the store to keep. Without a store, a shelf is simply empty and every blob is ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from symdiff.model import Symbol, SymbolChange
@@ -144,19 +144,16 @@ class SymbolShelf:
         """Whether anything was worked out here that the store does not hold yet."""
         return bool(self._fresh or self._fresh_pairs or self._fresh_refs)
 
-    def fill(self, pool: ParsePool, sides: Sequence[Side],
-             ready: Callable[[int], None] | None = None) -> int:  # fmt: skip
+    def fill(self, pool: ParsePool, sides: Sequence[Side]) -> int:
         """Extract in one batch, through `pool` (parse/pool.py: worker processes when the
         batch is worth it), both versions of every change whose symbols this shelf lacks;
         returns how many changes were parsed. `sides`: (language, old text, old blob, new
-        text, new blob) per change, None where a side is absent or binary. `ready(k)`: called
-        with the number in `sides` of each change that was parsed, as soon as its symbols are
-        here (while the pool parses the rest)."""
+        text, new blob) per change, None where a side is absent or binary."""
         from symdiff.parse.pool import NEW, OLD
 
         jobs: list[Job] = []
-        owners: list[int] = []
-        for k, side in enumerate(sides):
+        owners: list[Side] = []
+        for side in sides:
             language, old, old_id, new, new_id = side
             if old_id is not None and new_id is not None and old is not None and new is not None \
                     and (language, old_id, new_id) in self._pairs:  # fmt: skip
@@ -168,13 +165,11 @@ class SymbolShelf:
                 # text goes along: the other side re-parses from its tree if one is held)
                 wants = (OLD if lacks_old else 0) | (NEW if lacks_new else 0)
                 jobs.append((language, old, new, wants))
-                owners.append(k)
+                owners.append(side)
         if not jobs:
             return 0
-
-        def take(i: int, pair: tuple[list[Symbol], list[Symbol]]) -> None:
-            language, old, old_id, new, new_id = sides[owners[i]]
-            olds, news = pair
+        for (language, old, old_id, new, new_id), (olds, news) in zip(
+                owners, pool.symbols_of(jobs), strict=True):  # fmt: skip
             # Stored against whichever side is known already: an import walks newest first,
             # so a commit's new version is known and its old one goes against it.
             new_known = new_id is not None and (language, new_id) in self._known
@@ -182,10 +177,6 @@ class SymbolShelf:
                 self.add((language, old_id), olds, new_id if new_known else None)
             if new is not None and new_id is not None and (language, new_id) not in self._known:
                 self.add((language, new_id), news, old_id if old is not None else None)
-            if ready is not None:
-                ready(owners[i])
-
-        pool.symbols_of(jobs, take)
         return len(jobs)
 
     def has(self, key: Key) -> bool:

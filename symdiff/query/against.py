@@ -16,7 +16,7 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -160,34 +160,20 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
                  None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
     shelf = _shelf(settings, [(language_for(d.path), old_id, new_id)
                               for d, _, old_id, new_id in answered])  # fmt: skip
+    _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
+                   for d, _, old_id, new_id in answered
+                   if (language := language_for(d.path)) is not None])  # fmt: skip
 
-    def record(k: int) -> FileChange:
-        d, kind, old_id, new_id = answered[k]
-        return build_change(
-            kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
-            old=_text(d.old), new=_text(d.new), timestamp=when,
-            test_patterns=settings.test_patterns, old_hash=old_id, new_hash=new_id,
-            origin=Origin.SCAN, origin_info=origin_info, git=None if git is None else dict(git),
-            shelf=shelf,
-        )  # fmt: skip
-
-    built: dict[int, FileChange] = {}
-
-    def ready(k: int) -> None:  # a change whose symbols came in while the pool parses on
-        with contextlib.suppress(Exception):  # built again below, where it raises as usual
-            built[k] = record(k)
-
-    parsed: list[int] = []
-    sides: list[Side] = []
-    for k, (d, _, old_id, new_id) in enumerate(answered):
-        if (language := language_for(d.path)) is not None:
-            parsed.append(k)
-            sides.append((language, _text(d.old), old_id, _text(d.new), new_id))
-    _parse(shelf, sides, lambda i: ready(parsed[i]))
     out = []
-    for k, (d, _, _, _) in enumerate(answered):
-        change = built[k] if k in built else record(k)
-        out.append((change, d.old if with_bytes else None, d.new if with_bytes else None))
+    for d, kind, old_id, new_id in answered:
+        old, new = d.old, d.new
+        change = build_change(
+            kind, d.path, old_path=d.old_path if kind is ChangeType.RENAME else None,
+            old=_text(old), new=_text(new), timestamp=when, test_patterns=settings.test_patterns,
+            old_hash=old_id, new_hash=new_id, origin=Origin.SCAN, origin_info=origin_info,
+            git=None if git is None else dict(git), shelf=shelf,
+        )  # fmt: skip
+        out.append((change, old if with_bytes else None, new if with_bytes else None))
     _keep(settings, shelf)
     return out, len(differ) > window.limit
 
@@ -209,15 +195,14 @@ def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | N
     return shelf
 
 
-def _parse(shelf: SymbolShelf, sides: list[Side], ready: Callable[[int], None]) -> None:
+def _parse(shelf: SymbolShelf, sides: list[Side]) -> None:
     """Parse what the database did not hold in one batch: through the process's parse pool,
-    which uses worker processes when the batch is worth it (parse/pool.py), with `ready(k)`
-    for each change as its symbols come in. A cache fill: if it fails, each record parses its
-    own files as it is built."""
+    which uses worker processes when the batch is worth it (parse/pool.py). A cache fill:
+    if it fails, each record parses its own files as it is built."""
     from symdiff.parse.pool import shared
 
     try:
-        shelf.fill(shared(), sides, ready)
+        shelf.fill(shared(), sides)
     except Exception:  # a parser bug must cost the batch its head start, never the answer
         log.exception("the batch parse of an against answer failed")
 
