@@ -9,10 +9,13 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
-from conftest import LANGUAGES, sample_of, wait_until
+from conftest import FIXTURES, LANGUAGES, sample_of, wait_until
 
+from symdiff.attribute.filechange import build_change
+from symdiff.model import ChangeType
 from symdiff.parse import pool
 from symdiff.parse.pool import Job, Pair, ParsePool, parse_pair
 
@@ -62,6 +65,37 @@ def test_consecutive_batches_go_back_to_the_same_workers(workers: ParsePool) -> 
     assert workers.symbols_of(first) == [parse_pair(*job) for job in first]
     second = [(lang, new, edited(new, 8)) for lang, _, new, *_ in first if new is not None]
     assert workers.symbols_of(second) == [parse_pair(*job) for job in second]
+
+
+def without_middle(source: bytes) -> bytes:
+    """`source` without the lines of its middle third: definitions removed and cut short."""
+    lines = source.splitlines(keepends=True)
+    third = len(lines) // 3
+    return b"".join(lines[:third] + lines[2 * third:])
+
+
+def test_a_job_may_ask_for_its_change(workers: ParsePool) -> None:
+    # The workers work out the line counts and symbol changes beside the parse (CHANGE): the
+    # same as the record builder works out in-process from the two texts, with no pool at all.
+    jobs: list[Job] = [(lang, sample_of(lang), without_middle(sample_of(lang)), pool.OLD
+                        | pool.NEW | pool.CHANGE) for lang in LANGUAGES]  # fmt: skip
+    jobs.append(("python", sample_of("python"), edited(sample_of("python"), 3),
+                 pool.OLD | pool.NEW | pool.CHANGE))  # fmt: skip
+    jobs.append(("go", sample_of("go"), sample_of("go"), pool.OLD | pool.NEW | pool.CHANGE))
+    jobs.append(("python", None, sample_of("python"), pool.NEW | pool.CHANGE))  # one side only
+    got = workers.changes_of(jobs)
+    for (language, old, new, _), (olds, news, change) in zip(jobs, got, strict=True):
+        assert (olds, news) == parse_pair(language, old, new)
+        if old is None or new is None:
+            assert change is None
+            continue
+        (path,) = (p.name for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
+        record = build_change(ChangeType.MODIFY, path, old_path=None, old=old,
+                              new=new, timestamp=datetime.now(UTC))  # fmt: skip
+        assert change == (record.lines_added, record.lines_removed, record.symbols)
+    removed = [c for _, _, c in got if c is not None and c[1] > 0]
+    assert len(removed) >= len(LANGUAGES) - 2  # the cut removed lines nearly everywhere
+    assert sum(len(c[2]) for c in removed) > 2 * len(LANGUAGES)  # and touched definitions
 
 
 def test_a_job_may_ask_for_one_side(workers: ParsePool) -> None:

@@ -49,7 +49,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from symdiff.model import Symbol
+from symdiff.model import Symbol, SymbolChange, SymbolChangeType
 from symdiff.parse.codec import from_raw_refs, raw, raw_refs
 from symdiff.parse.extract import extract, extract_with_refs
 from symdiff.parse.refs import FileRefs
@@ -59,13 +59,17 @@ log = logging.getLogger(__name__)
 # (language, old, new[, sides]): `sides` says which to extract (OLD | NEW, the default both);
 # a side not extracted may still be given, as the text the other is re-parsed from. REFS (with
 # NEW) also reads the new side's references from the same parse (`ParsePool.with_refs`).
+# CHANGE (with OLD | NEW, both texts given) also works out the change between them: its line
+# counts and symbol changes (`ParsePool.changes_of`), where the two symbol lists are at hand.
 Job = tuple[str, bytes | None, bytes | None] | tuple[str, bytes | None, bytes | None, int]
-OLD, NEW, REFS, STORED = 1, 2, 4, 8
+OLD, NEW, REFS, STORED, CHANGE = 1, 2, 4, 8, 16
 Pair = tuple[list[Symbol], list[Symbol]]
 Stored = tuple[bytes, bytes]  # a text's symbols and references in their stored raw forms
+Change = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 # A job's answer: the pair, the new side's references (REFS), and with STORED only their raw
-# forms instead (`codec.raw`, `codec.raw_refs`: the worker encodes what the store keeps).
-_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None, Stored | None]
+# forms instead (`codec.raw`, `codec.raw_refs`: the worker encodes what the store keeps); the
+# change between the sides (CHANGE).
+_Answer = tuple[list[Symbol], list[Symbol], FileRefs | None, Stored | None, Change | None]
 _Plain = tuple[Any, ...]  # a Symbol's fields in order: str, int or None, as marshal sends them
 _fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Symbol)))
 
@@ -112,10 +116,26 @@ def _parse_job(language: str, old: bytes | None, new: bytes | None,
         symbols, refs = ([], FileRefs()) if new is None else extract_with_refs(
             language, new, base=old)
         if sides & STORED:
-            return [], [], None, (raw(symbols), raw_refs(refs))
-        return [], symbols, refs, None
+            return [], [], None, (raw(symbols), raw_refs(refs)), None
+        return [], symbols, refs, None, None
     old_symbols, new_symbols = parse_pair(language, old, new, sides)
-    return old_symbols, new_symbols, None, None
+    change = None
+    if sides & CHANGE and sides & OLD and sides & NEW and old is not None and new is not None:
+        change = change_between(old, new, old_symbols, new_symbols)
+    return old_symbols, new_symbols, None, None, change
+
+
+def change_between(old: bytes, new: bytes, old_symbols: list[Symbol],
+                   new_symbols: list[Symbol]) -> Change:  # fmt: skip
+    """The line counts and symbol changes from `old` to `new`, given both sides' symbols: what
+    `attribute.filechange.build_change` works out for a change whose sides are both text."""
+    # The attribution layer sits above the parser's; a worker loads it with its first change.
+    from symdiff.attribute.spans import attribute
+    from symdiff.diffs.linediff import diff_lines
+
+    diff = diff_lines(old, new)
+    changes = () if old == new else tuple(attribute(old_symbols, new_symbols, old, new, diff))
+    return diff.lines_added, diff.lines_removed, changes
 
 
 def crossover_jobs() -> int:
@@ -166,7 +186,14 @@ class ParsePool:
 
     def symbols_of(self, jobs: Sequence[Job]) -> list[Pair]:
         """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
-        return [(old, new) for old, new, _, _ in self._run(jobs)]
+        return [(old, new) for old, new, *_ in self._run(jobs)]
+
+    def changes_of(self, jobs: Sequence[Job]) -> list[tuple[list[Symbol], list[Symbol],
+                                                            Change | None]]:  # fmt: skip
+        """Each job's `(old_symbols, new_symbols, change)`, in the order of `jobs`: the change
+        (`change_between`) for a job that asks for it (CHANGE), else None. The workers work
+        out the changes beside the parses, so that the caller only assembles its records."""
+        return [(old, new, change) for old, new, _, _, change in self._run(jobs)]
 
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
@@ -182,7 +209,7 @@ class ParsePool:
         jobs = ([(language, None, text, NEW | REFS) for language, text in batch]
                 for batch in batches)  # fmt: skip
         for answers in self._stream(jobs):
-            yield [(new, refs or FileRefs()) for _, new, refs, _ in answers]
+            yield [(new, refs or FileRefs()) for _, new, refs, *_ in answers]
 
     def stored_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[Stored]:
         """`with_refs`, in the raw forms the store keeps, encoded by the workers: for a
@@ -197,7 +224,7 @@ class ParsePool:
                 for batch in batches)  # fmt: skip
         empty = (raw([]), raw_refs(FileRefs()))
         for answers in self._stream(jobs):
-            yield [stored or empty for *_, stored in answers]
+            yield [stored or empty for _, _, _, stored, _ in answers]
 
     def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
         (answers,) = self._stream([jobs])
@@ -304,7 +331,8 @@ class ParsePool:
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
                         if plain is not None:
                             refs = None if plain[2] is None else from_raw_refs(plain[2])
-                            results[i] = _symbols(plain[0]), _symbols(plain[1]), refs, plain[3]
+                            results[i] = (_symbols(plain[0]), _symbols(plain[1]), refs, plain[3],
+                                          _change(plain[4]))  # fmt: skip
                             self.worker_jobs += 1
                             self._owners.note(digests[i], k)
                 for batch in stream.whole():
@@ -520,6 +548,26 @@ def _symbols(plain: list[_Plain]) -> list[Symbol]:
     return [Symbol(*p) for p in plain]
 
 
+def _plain_change(change: Change | None) -> tuple[Any, ...] | None:
+    if change is None:
+        return None
+    added, removed, changes = change
+    return added, removed, [(c.name, c.kind, c.change_type.value, c.start_line, c.end_line,
+                             c.renamed_from, c.renamed_to) for c in changes]  # fmt: skip
+
+
+def _change(plain: tuple[Any, ...] | None) -> Change | None:
+    if plain is None:
+        return None
+    added, removed, rows = plain
+    return added, removed, tuple(
+        SymbolChange(name, kind, _CHANGE_TYPES[change], start, end, before, after)
+        for name, kind, change, start, end, before, after in rows)  # fmt: skip
+
+
+_CHANGE_TYPES = {t.value: t for t in SymbolChangeType}
+
+
 def serve() -> None:
     """A worker's loop: a chunk of jobs in on stdin, their symbols out on stdout, until EOF."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -549,12 +597,12 @@ def serve() -> None:
 def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
             ) -> tuple[Any, ...] | None:  # fmt: skip
     try:
-        old_symbols, new_symbols, refs, stored = _parse_job(language, old, new, sides)
+        old_symbols, new_symbols, refs, stored, change = _parse_job(language, old, new, sides)
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
     # References cross the pipe in the codec's raw form (the one the store keeps).
     refs_raw = None if refs is None else raw_refs(refs)
-    return _plain(old_symbols), _plain(new_symbols), refs_raw, stored
+    return _plain(old_symbols), _plain(new_symbols), refs_raw, stored, _plain_change(change)
 
 
 def _warn_once() -> None:

@@ -131,9 +131,12 @@ class SymbolShelf:
         return self._pairs.get(key)
 
     def add_pair(self, key: PairKey, pair: Pair) -> None:
-        """Take a change worked out in this batch; handed back by `take_fresh_pairs`."""
-        if self.keeps_pairs and key not in self._pairs:
-            self._pairs[key] = self._fresh_pairs[key] = pair
+        """Take a change worked out in this batch; handed back by `take_fresh_pairs` (by a
+        shelf that keeps pairs; one that does not holds it for this batch only)."""
+        if key not in self._pairs:
+            self._pairs[key] = pair
+            if self.keeps_pairs:
+                self._fresh_pairs[key] = pair
 
     def take_fresh_pairs(self) -> dict[PairKey, Pair]:
         """The pairs worked out in this batch, then forget that they are fresh."""
@@ -148,8 +151,12 @@ class SymbolShelf:
         """Extract in one batch, through `pool` (parse/pool.py: worker processes when the
         batch is worth it), both versions of every change whose symbols this shelf lacks;
         returns how many changes were parsed. `sides`: (language, old text, old blob, new
-        text, new blob) per change, None where a side is absent or binary."""
-        from symdiff.parse.pool import NEW, OLD
+        text, new blob) per change, None where a side is absent or binary.
+
+        A change of which both sides are parsed here is also worked out there (its line
+        counts and symbol changes: `add_pair`), beside its parse, so that the records built
+        from this shelf neither diff nor attribute it again."""
+        from symdiff.parse.pool import CHANGE, NEW, OLD
 
         jobs: list[Job] = []
         owners: list[Side] = []
@@ -164,12 +171,14 @@ class SymbolShelf:
             if lacks_old or lacks_new:  # a side known already is not parsed again (but its
                 # text goes along: the other side re-parses from its tree if one is held)
                 wants = (OLD if lacks_old else 0) | (NEW if lacks_new else 0)
+                if lacks_old and lacks_new and old_id is not None and new_id is not None:
+                    wants |= CHANGE
                 jobs.append((language, old, new, wants))
                 owners.append(side)
         if not jobs:
             return 0
-        for (language, old, old_id, new, new_id), (olds, news) in zip(
-                owners, pool.symbols_of(jobs), strict=True):  # fmt: skip
+        for (language, old, old_id, new, new_id), (olds, news, change) in zip(
+                owners, pool.changes_of(jobs), strict=True):  # fmt: skip
             # Stored against whichever side is known already: an import walks newest first,
             # so a commit's new version is known and its old one goes against it.
             new_known = new_id is not None and (language, new_id) in self._known
@@ -177,6 +186,8 @@ class SymbolShelf:
                 self.add((language, old_id), olds, new_id if new_known else None)
             if new is not None and new_id is not None and (language, new_id) not in self._known:
                 self.add((language, new_id), news, old_id if old is not None else None)
+            if change is not None and old_id is not None and new_id is not None:
+                self.add_pair((language, old_id, new_id), change)
         return len(jobs)
 
     def has(self, key: Key) -> bool:
