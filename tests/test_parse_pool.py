@@ -183,7 +183,45 @@ def test_workers_that_cannot_start_or_run(caplog: pytest.LogCaptureFixture) -> N
 
 def test_chunks_go_largest_first_and_cover_every_job() -> None:
     sizes = [5, 500_000, 20, 300_000, 0, 7] + [1000] * 200
-    chunks = pool.chunks(range(len(sizes)), sizes, 100_000)
+    chunks = pool.chunks_of_chains([[i] for i in range(len(sizes))], sizes, 100_000)
     assert sorted(i for c in chunks for i in c) == list(range(len(sizes)))
     assert chunks[0] == [1] and chunks[1] == [3]
     assert all(len(c) <= pool.CHUNK_JOBS for c in chunks)
+
+
+def test_jobs_that_share_a_text_are_one_chain() -> None:
+    a, b, c, d, e = (f"v{i}".encode() for i in range(5))
+    digests = [(pool._digest(o), pool._digest(n)) for o, n in
+               [(b, c), (d, e), (a, b), (None, d), (c, None), (e, e)]]  # fmt: skip
+    assert pool.chains(digests) == [[0, 2, 4], [1, 3, 5]]
+
+
+def test_a_chain_of_versions_goes_to_one_worker_in_order() -> None:
+    # An import's batch: each file's versions, newest first, one job per commit; a file's old
+    # version at one commit is its new version at the next older one. Each chain is given to
+    # one worker in the caller's order, even when it spans several chunks; at the end an idle
+    # worker may take the last chunks of another's chain (one more fresh parse, for balance).
+    versions = {name: [edited(sample_of(lang), k) for k in range(12)]
+                for name, lang in (("p", "python"), ("g", "go"), ("r", "rust"))}  # fmt: skip
+    jobs: list[Job] = []
+    chain_of: list[str] = []
+    for k in range(11, 0, -1):
+        for name, texts in versions.items():
+            jobs.append(("python", texts[k - 1], texts[k]))
+            chain_of.append(name)
+    jobs.append(("python", None, b"def alone(): pass\n"))
+    chain_of.append("alone")
+    plan = pool._Plan(jobs, pool._Owners(), 2)
+    given: dict[int, list[int]] = {0: [], 1: []}
+    while not plan.empty():
+        for k in (0, 1):
+            chunk = plan.next(k)
+            if chunk is not None:
+                given[k].extend(chunk)
+    assert sorted(given[0] + given[1]) == list(range(len(jobs)))
+    for name in versions:
+        mine = [i for i in range(len(jobs)) if chain_of[i] == name]
+        parts = {k: [i for i in given[k] if chain_of[i] == name] for k in (0, 1)}
+        owner = 0 if parts[0][:1] == mine[:1] else 1
+        assert parts[owner] + parts[1 - owner] == mine, name  # a head, and a tail taken
+        assert len(parts[owner]) > len(mine) // 2, name  # most of it by its owner

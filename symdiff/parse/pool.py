@@ -421,19 +421,34 @@ class _Owners:
 
 class _Plan:
     """A batch's chunks, and which one a worker parses next: its own (jobs whose old version
-    it parsed before), then anyone's, each largest first; then the smallest of another's."""
+    it parsed before), then anyone's, each largest first; then the smallest of another's.
+
+    Jobs that share a text form a chain (an import's commits: one commit's old version of a
+    file is the next older commit's new one), which goes to one worker in the caller's order,
+    so that each text is parsed once and each version re-parses from its neighbour's tree. A
+    chain longer than a chunk becomes several, all owned by the worker given least so far."""
 
     def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
         self.digests = [(_digest(job[1]), _digest(job[2])) for job in jobs]
         sizes = [_size(job) for job in jobs]
         target = min(CHUNK_BYTES, sum(sizes) // (workers * 4) + 1)
-        mine: list[list[int]] = [[] for _ in range(workers)]
-        anyone: list[int] = []
-        for i, (old, _) in enumerate(self.digests):
-            owner = owners.of(old)
-            (anyone if owner is None or owner >= workers else mine[owner]).append(i)
-        self.own = [deque(chunks(indices, sizes, target)) for indices in mine]
-        self.shared = deque(chunks(anyone, sizes, target))
+        mine: list[list[list[int]]] = [[] for _ in range(workers)]  # chains known to a worker
+        anyone: list[list[int]] = []
+        for chain in chains(self.digests):
+            owner = next((k for i in chain for k in (owners.of(self.digests[i][0]),
+                                                     owners.of(self.digests[i][1]))
+                          if k is not None and k < workers), None)  # fmt: skip
+            (anyone if owner is None else mine[owner]).append(chain)
+        self.own = [deque(chunks_of_chains(given, sizes, target)) for given in mine]
+        shared: list[list[int]] = []
+        for chain in anyone:
+            if sum(sizes[i] for i in chain) <= target:
+                shared.append(chain)
+                continue
+            least = min(range(workers), key=lambda k: sum(sizes[i] for c in self.own[k]
+                                                          for i in c))  # fmt: skip
+            self.own[least].extend(chunks_of_chains([chain], sizes, target))
+        self.shared = deque(chunks_of_chains(shared, sizes, target))
 
     def empty(self) -> bool:
         """Whether every chunk is given out."""
@@ -446,6 +461,52 @@ class _Plan:
             return self.shared.popleft()
         busiest = max(self.own, key=len)
         return busiest.pop() if busiest else None
+
+
+def chains(digests: Sequence[tuple[bytes | None, bytes | None]]) -> list[list[int]]:
+    """The jobs (by index) grouped by the texts they share, each group in index order: job i
+    and job j are in one group when a text of one is a text of the other, or through others."""
+    parent = list(range(len(digests)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[bytes, int] = {}
+    for i, pair in enumerate(digests):
+        for digest in pair:
+            if digest is None:
+                continue
+            j = first.setdefault(digest, i)
+            if j != i:
+                a, b = root(i), root(j)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(digests)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def chunks_of_chains(given: Sequence[list[int]], sizes: Sequence[int], target: int
+                     ) -> list[list[int]]:  # fmt: skip
+    """Chains in chunks, the largest chain first, each chain's jobs in their order; a chunk
+    closes at `target` bytes or CHUNK_JOBS (within a chain too: its chunks follow in order)."""
+    out: list[list[int]] = []
+    chunk: list[int] = []
+    held = 0
+    for chain in sorted(given, key=lambda c: -sum(sizes[i] for i in c)):
+        for i in chain:
+            chunk.append(i)
+            held += sizes[i]
+            if held >= target or len(chunk) >= CHUNK_JOBS:
+                out.append(chunk)
+                chunk, held = [], 0
+    if chunk:
+        out.append(chunk)
+    return out
 
 
 class _WorkerDied(Exception):
@@ -514,22 +575,6 @@ def _read(pipe: IO[bytes]) -> bytes:
     if len(data) < size:
         raise EOFError("the pipe closed mid-message")
     return bytes(data)
-
-
-def chunks(indices: Sequence[int], sizes: Sequence[int], target: int) -> list[list[int]]:
-    """`indices` in chunks, largest job first; a chunk closes at `target` bytes or CHUNK_JOBS."""
-    out: list[list[int]] = []
-    chunk: list[int] = []
-    held = 0
-    for i in sorted(indices, key=lambda i: -sizes[i]):
-        chunk.append(i)
-        held += sizes[i]
-        if held >= target or len(chunk) >= CHUNK_JOBS:
-            out.append(chunk)
-            chunk, held = [], 0
-    if chunk:
-        out.append(chunk)
-    return out
 
 
 def _digest(text: bytes | None) -> bytes | None:
