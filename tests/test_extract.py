@@ -425,3 +425,83 @@ def test_bash_text_that_parses_is_never_masked() -> None:
     source = b"calc() {\n    echo $((2*(3+4)))\n}\n"
     (f,) = extract("bash", source)
     assert (f.name, f.end_line) == ("calc", 3)
+
+
+# Words that a keyword walk meets where they open no definition, and definitions it must find.
+_KEYWORD_TRAPS = {
+    "python": b'''"""def not_a_function(): pass"""
+class A:  # class B: in a comment
+    x = "def nope(): pass"
+    def f(self, undefined=1, default=2):
+        classy = lambda: 0
+        return f"{self} def"
+
+    @staticmethod
+    def g(): ...
+
+def h(*, class_=None): pass
+''',
+    "elixir": b'''defmodule Outer.Mod do
+  @moduledoc "def nope(x), do: x"
+  @def :attribute_named_def
+  def f(x), do: g(def: x)  # def in a comment
+  defp g(def), do: def
+  def def?(x), do: :def
+  def unquote(name)(x), do: x
+  defmacro m(a) do
+    quote do
+      def injected(y), do: y
+    end
+  end
+  def h(x)
+      # a comment between the head and the block: def inside(y)
+      do
+    x
+  end
+  defmodule Inner do
+    defstruct [:a]
+    defguard is_a(x) when is_atom(x)
+    defdelegate d(x), to: Outer.Mod, as: :f
+  end
+  defimpl Size, for: Map do
+    def size(m), do: map_size(m)
+  end
+  defprotocol P do
+    def p(x)
+  end
+end
+def outside(x), do: x
+''',
+}
+
+
+@pytest.mark.parametrize("language", sorted(_KEYWORD_TRAPS))
+def test_the_keyword_walk_finds_what_the_query_finds(language: str) -> None:
+    # A family with keywords walks a tree without errors from one keyword to the next; the
+    # query that finds every candidate node is the oracle, on the traps and on the sample.
+    import dataclasses
+
+    from tree_sitter_language_pack import get_language
+
+    from symdiff.parse.extract import _family
+    from symdiff.parse.languages.engine import definition_query, walk
+
+    found = _family(language)
+    assert found is not None
+    family, query = found
+    assert family.keywords
+    plain = dataclasses.replace(family, keywords=(), keyword_field=None)
+    plain_query = definition_query(plain, get_language(language))  # type: ignore[arg-type]
+    for source in (_KEYWORD_TRAPS[language], sample_of(language)):
+        tree = get_parser(language).parse(source)  # type: ignore[arg-type]
+        assert not tree.root_node.has_error
+        by_keyword = walk(family, source, tree.root_node, query)
+        assert by_keyword == walk(plain, source, tree.root_node, plain_query)
+        assert len(by_keyword) >= 4
+    names = {s.name for s in extract(language, _KEYWORD_TRAPS[language])}
+    wanted = {"python": {"A", "A.f", "A.g", "h"},
+              "elixir": {"Outer.Mod", "Outer.Mod.f", "Outer.Mod.g", "Outer.Mod.def?",
+                         "Outer.Mod.m", "Outer.Mod.h", "Outer.Mod.Inner",
+                         "Outer.Mod.Inner.is_a", "Outer.Mod.Inner.d"}}[language]  # fmt: skip
+    assert wanted <= names
+    assert not {"not_a_function", "nope", "B", "Outer.Mod.inside", "outside"} & names

@@ -107,4 +107,8 @@ FAMILY = Family(
     join=_join,
     canonical=_header,
     query=_QUERY,
+    # In a tree without errors, the walk goes from one `def`… word of the source to the next
+    # (the calls whose target it is) instead of asking the query for every call.
+    keywords=tuple(word.encode() for word in (*FUNCTIONS, *MODULES)),
+    keyword_field="target",
 )

@@ -101,6 +101,11 @@ class Family:
     # `def`, `class`): in a tree without errors, the walk goes from one occurrence of a word
     # in the source to the next (`_by_keyword`). Without keywords, the query finds them.
     keywords: tuple[bytes, ...] = ()
+    # The field of a definition's node that holds its keyword when the keyword is a named node
+    # of its own rather than a token (Elixir: `def` in `def f(x)` is the identifier that is its
+    # call's `target`): the keyword walk takes the node holding the keyword there, and skips
+    # one that holds it elsewhere.
+    keyword_field: str | None = None
     # Whether a header with no comment mark (`comment_marks`) has only whitespace between its
     # body and the node before it, and its body never opens with a token, so that the header's
     # end can be read from the source instead of the tree (Python: its other extra, a line
@@ -413,6 +418,7 @@ class _Keywords(NamedTuple):
     wrappers: frozenset[int]
     sep: str
     comments: frozenset[int]
+    held_by: int | None  # `Family.keyword_field`'s id
 
 
 def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> _Keywords | None:
@@ -444,6 +450,7 @@ def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> 
         frozenset(kind_id for kind in family.wrappers for kind_id in ids[kind]),
         sep,
         frozenset(kind_id for kind in family.comments for kind_id in ids[kind]),
+        None if family.keyword_field is None else language.field_id_for_name(family.keyword_field),
     )
 
 
@@ -457,13 +464,15 @@ def _by_keyword(walk: _Walk, plan: _Keywords, root: Node, top: Enclosing) -> lis
     smallest named node around an occurrence of a keyword in the source is the definition that
     it opens, or something else to skip (a string, a comment): one C call per keyword, and the
     statements between are never visited. Keywords come in document order, so definitions come
-    in preorder and the ones still open are a stack by end byte.
+    in preorder and the ones still open are a stack by end byte. Where the keyword is a named
+    node of its own (`Family.keyword_field`: Elixir's `def`, the target of its call), the
+    definition is the node that holds it in that field.
     """
     source = walk.source
     hits = sorted(
         map(_MATCH_START, itertools.chain.from_iterable(f.finditer(source) for f in plan.finders))
     )
-    handlers, fields = plan.handlers, plan.fields
+    handlers, fields, held_by = plan.handlers, plan.fields, plan.held_by
     record = _Plain(walk, plan).record
     # The root's entry outlasts every keyword, even one in text after the root's last byte.
     end, within, scope = len(source) + 1, root, (top.name, top.kind)
@@ -475,6 +484,11 @@ def _by_keyword(walk: _Walk, plan: _Keywords, root: Node, top: Enclosing) -> lis
         node = within.named_descendant_for_byte_range(at, at + 1)
         if node is None:
             continue
+        if held_by is not None:  # the keyword is a node: its definition holds it in the field
+            above = node.parent
+            if above is None or above.child_by_field_id(held_by) != node:
+                continue
+            node = above
         kind_id = node.kind_id
         known = fields.get(kind_id)  # a field_def (every one is also in handlers)
         entry = None if known is None else record(node, known, scope)
