@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import pytest
 from conftest import FIXTURES, LANGUAGES, sample_of, wait_until
 
-from symdiff.attribute.filechange import build_change
+from symdiff.attribute.filechange import build_change, change_between
 from symdiff.model import ChangeType
 from symdiff.parse import pool
 from symdiff.parse.pool import Job, Pair, ParsePool, parse_pair
@@ -83,7 +83,7 @@ def test_a_job_may_ask_for_its_change(workers: ParsePool) -> None:
                  pool.OLD | pool.NEW | pool.CHANGE))  # fmt: skip
     jobs.append(("go", sample_of("go"), sample_of("go"), pool.OLD | pool.NEW | pool.CHANGE))
     jobs.append(("python", None, sample_of("python"), pool.NEW | pool.CHANGE))  # one side only
-    got = workers.changes_of(jobs)
+    got = workers.changes_of(jobs, change_between)
     for (language, old, new, _), (olds, news, change) in zip(jobs, got, strict=True):
         assert (olds, news) == parse_pair(language, old, new)
         if old is None or new is None:
@@ -93,6 +93,8 @@ def test_a_job_may_ask_for_its_change(workers: ParsePool) -> None:
         record = build_change(ChangeType.MODIFY, path, old_path=None, old=old,
                               new=new, timestamp=datetime.now(UTC))  # fmt: skip
         assert change == (record.lines_added, record.lines_removed, record.symbols)
+    with pytest.raises(ValueError, match="module-level function"):  # a worker imports it
+        workers.changes_of(jobs, lambda *sides: change_between(*sides))
     removed = [c for _, _, c in got if c is not None and c[1] > 0]
     assert len(removed) >= len(LANGUAGES) - 2  # the cut removed lines nearly everywhere
     assert sum(len(c[2]) for c in removed) > 2 * len(LANGUAGES)  # and touched definitions

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from symdiff.attribute.spans import symbol_changes
+from symdiff.attribute.spans import attribute, symbol_changes
 from symdiff.diffs.linediff import LineDiff, count_lines, diff_lines
-from symdiff.model import ChangeType, FileChange, Origin, SymbolChange
+from symdiff.model import ChangeType, FileChange, Origin, Symbol, SymbolChange
 from symdiff.parse.languages import language_for
 from symdiff.parse.testpaths import classify
 
@@ -64,6 +64,16 @@ def file_symbols(
     except Exception:  # a parser bug must cost one file's symbols, never the caller
         log.exception("symbol extraction failed for %s", path)
         return FAILED
+
+
+def change_between(old: bytes, new: bytes, old_symbols: list[Symbol], new_symbols: list[Symbol]
+                   ) -> tuple[int, int, tuple[SymbolChange, ...]]:  # fmt: skip
+    """The line counts and symbol changes from `old` to `new` (both text), given both sides'
+    symbols: what `build_change` works out for such a change. The parse pool's workers call it
+    beside the parse (`SymbolShelf.fill`), so that a batch's records are only assembled."""
+    diff = diff_lines(old, new)
+    changes = () if old == new else tuple(attribute(old_symbols, new_symbols, old, new, diff))
+    return diff.lines_added, diff.lines_removed, changes
 
 
 def build_change(

@@ -21,7 +21,7 @@ from functools import partial
 import pygit2
 from pygit2.enums import SortMode
 
-from symdiff.attribute.filechange import build_change
+from symdiff.attribute.filechange import build_change, change_between
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
 from symdiff.errors import InvalidArgs, StoreError
@@ -108,7 +108,8 @@ def _record(store: Store, workspace_id: int, settings: Settings, batch: list[_Fo
     store.load_shelf(shelf, keys((language_for(f.path), f.old_id, f.new_id) for f in batch))
     try:  # what the store lacks, in one batch (worker processes when worth it)
         shelf.fill(shared(), [(language, _text(f.old), f.old_id, _text(f.new), f.new_id)
-                              for f in batch if (language := language_for(f.path))])  # fmt: skip
+                              for f in batch if (language := language_for(f.path))],
+                   change_between)  # fmt: skip
     except Exception:  # each record then parses its own files as it is built
         log.exception("the batch parse of imported commits failed")
     changes = [build_change(

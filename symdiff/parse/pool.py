@@ -2,7 +2,10 @@
 
 A job is one file's two versions, `(language, old, new)`; its answer is the pair of symbol
 lists that `symdiff.attribute.spans` extracts in-process (old from new, then new from old, so
-the second is re-parsed incrementally from the first's tree). A `ParsePool` keeps one worker
+the second is re-parsed incrementally from the first's tree); a job may also ask for the change
+between its versions, worked out beside the parse by a function the caller names (CHANGE). Jobs
+that share a text (an import's versions of one file) form a chain that one worker parses in
+order (`_Plan`). A `ParsePool` keeps one worker
 process per core, started on its first batch worth it (or by `start()`) and reused; a batch
 below the crossover parses in the calling process.
 
@@ -31,8 +34,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import functools
 import gc
 import hashlib
+import importlib
 import itertools
 import logging
 import marshal
@@ -59,13 +64,17 @@ log = logging.getLogger(__name__)
 # (language, old, new[, sides]): `sides` says which to extract (OLD | NEW, the default both);
 # a side not extracted may still be given, as the text the other is re-parsed from. REFS (with
 # NEW) also reads the new side's references from the same parse (`ParsePool.with_refs`).
-# CHANGE (with OLD | NEW, both texts given) also works out the change between them: its line
-# counts and symbol changes (`ParsePool.changes_of`), where the two symbol lists are at hand.
+# CHANGE (with OLD | NEW, both texts given) also works out the change between them, where the
+# two symbol lists are at hand: its line counts and symbol changes, by the function the caller
+# names (`ParsePool.changes_of`; a layer above this one's: attribute/filechange.py).
 Job = tuple[str, bytes | None, bytes | None] | tuple[str, bytes | None, bytes | None, int]
 OLD, NEW, REFS, STORED, CHANGE = 1, 2, 4, 8, 16
 Pair = tuple[list[Symbol], list[Symbol]]
 Stored = tuple[bytes, bytes]  # a text's symbols and references in their stored raw forms
 Change = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
+# (old text, new text, old symbols, new symbols) -> their Change; a module-level function, which
+# a worker imports by its name.
+ChangeFn = Callable[[bytes, bytes, list[Symbol], list[Symbol]], Change]
 # A job's answer: the pair, the new side's references (REFS), and with STORED only their raw
 # forms instead (`codec.raw`, `codec.raw_refs`: the worker encodes what the store keeps); the
 # change between the sides (CHANGE).
@@ -109,7 +118,7 @@ def parse_pair(language: str, old: bytes | None, new: bytes | None,
 
 
 def _parse_job(language: str, old: bytes | None, new: bytes | None,
-               sides: int = OLD | NEW) -> _Answer:  # fmt: skip
+               sides: int = OLD | NEW, *, change: ChangeFn | None = None) -> _Answer:  # fmt: skip
     """One job in-process: `parse_pair`, or with REFS the new side's symbols and references
     (with STORED, in their stored raw forms)."""
     if sides & REFS:
@@ -119,23 +128,10 @@ def _parse_job(language: str, old: bytes | None, new: bytes | None,
             return [], [], None, (raw(symbols), raw_refs(refs)), None
         return [], symbols, refs, None, None
     old_symbols, new_symbols = parse_pair(language, old, new, sides)
-    change = None
-    if sides & CHANGE and sides & OLD and sides & NEW and old is not None and new is not None:
-        change = change_between(old, new, old_symbols, new_symbols)
-    return old_symbols, new_symbols, None, None, change
-
-
-def change_between(old: bytes, new: bytes, old_symbols: list[Symbol],
-                   new_symbols: list[Symbol]) -> Change:  # fmt: skip
-    """The line counts and symbol changes from `old` to `new`, given both sides' symbols: what
-    `attribute.filechange.build_change` works out for a change whose sides are both text."""
-    # The attribution layer sits above the parser's; a worker loads it with its first change.
-    from symdiff.attribute.spans import attribute
-    from symdiff.diffs.linediff import diff_lines
-
-    diff = diff_lines(old, new)
-    changes = () if old == new else tuple(attribute(old_symbols, new_symbols, old, new, diff))
-    return diff.lines_added, diff.lines_removed, changes
+    if change is None or not sides & CHANGE or not sides & OLD or not sides & NEW \
+            or old is None or new is None:  # fmt: skip
+        return old_symbols, new_symbols, None, None, None
+    return old_symbols, new_symbols, None, None, change(old, new, old_symbols, new_symbols)
 
 
 def crossover_jobs() -> int:
@@ -188,12 +184,14 @@ class ParsePool:
         """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
         return [(old, new) for old, new, *_ in self._run(jobs)]
 
-    def changes_of(self, jobs: Sequence[Job]) -> list[tuple[list[Symbol], list[Symbol],
-                                                            Change | None]]:  # fmt: skip
-        """Each job's `(old_symbols, new_symbols, change)`, in the order of `jobs`: the change
-        (`change_between`) for a job that asks for it (CHANGE), else None. The workers work
-        out the changes beside the parses, so that the caller only assembles its records."""
-        return [(old, new, change) for old, new, _, _, change in self._run(jobs)]
+    def changes_of(self, jobs: Sequence[Job], change: ChangeFn
+                   ) -> list[tuple[list[Symbol], list[Symbol], Change | None]]:  # fmt: skip
+        """Each job's `(old_symbols, new_symbols, change)`, in the order of `jobs`: for a job
+        that asks for it (CHANGE), `change(old, new, old_symbols, new_symbols)`, else None.
+        The workers work the changes out beside the parses (importing `change` by its name),
+        so that the caller only assembles its records."""
+        _check_importable(change)
+        return [(old, new, found) for old, new, _, _, found in self._run(jobs, change)]
 
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
@@ -226,25 +224,27 @@ class ParsePool:
         for answers in self._stream(jobs):
             yield [stored or empty for _, _, _, stored, _ in answers]
 
-    def _run(self, jobs: Sequence[Job]) -> list[_Answer]:
-        (answers,) = self._stream([jobs])
+    def _run(self, jobs: Sequence[Job], change: ChangeFn | None = None) -> list[_Answer]:
+        (answers,) = self._stream([jobs], change)
         return answers
 
-    def _stream(self, batches: Iterable[Sequence[Job]]) -> Iterator[list[_Answer]]:
+    def _stream(self, batches: Iterable[Sequence[Job]], change: ChangeFn | None = None
+                ) -> Iterator[list[_Answer]]:  # fmt: skip
         """Each batch's answers, in order. From the first batch past the crossover on, the
         rest go through the workers as one stream (another thread's batches parse in-process
         meanwhile)."""
         pending = iter(batches)
+        local = functools.partial(self._local, change=change)
         for jobs in pending:
             worth = len(jobs) >= self.min_jobs and sum(map(_size, jobs)) >= self.min_bytes
             if not worth or self._disabled or not self._lock.acquire(blocking=False):
-                yield self._local(jobs)  # small, or another thread's batch holds the workers
+                yield local(jobs)  # small, or another thread's batch holds the workers
                 continue
             try:
                 if not self._ensure_started():
-                    yield self._local(jobs)
+                    yield local(jobs)
                     continue
-                yield from self._batches(itertools.chain([jobs], pending))
+                yield from self._batches(itertools.chain([jobs], pending), change)
             finally:
                 self._lock.release()
 
@@ -253,9 +253,9 @@ class ParsePool:
         with self._lock:
             self._stop()
 
-    def _local(self, jobs: Sequence[Job]) -> list[_Answer]:
+    def _local(self, jobs: Sequence[Job], change: ChangeFn | None = None) -> list[_Answer]:
         self.local_jobs += len(jobs)
-        return [_parse_job(*job) for job in jobs]
+        return [_parse_job(*job, change=change) for job in jobs]
 
     def _ensure_started(self) -> bool:
         if self._disabled:
@@ -281,10 +281,12 @@ class ParsePool:
         for w in workers:
             w.wait()
 
-    def _batches(self, batches: Iterator[Sequence[Job]]) -> Iterator[list[_Answer]]:
-        stream = _Stream(batches, self._owners, len(self._workers))
+    def _batches(self, batches: Iterator[Sequence[Job]], change: ChangeFn | None
+                 ) -> Iterator[list[_Answer]]:  # fmt: skip
+        stream = _Stream(batches, self._owners, len(self._workers), _name_of(change))
+        local = functools.partial(self._local, change=change)
         try:
-            yield from self._dispatch(stream)
+            yield from self._dispatch(stream, local)
             self._deaths = 0
         except _WorkerDied as died:
             log.warning("a parse worker died (%s); parsing the rest of the batch here", died)
@@ -305,9 +307,10 @@ class ParsePool:
             self._stop()  # next batch's chunks, so these workers go
             raise
         for batch in stream.rest():  # what the workers did not answer, parsed here
-            yield batch.answers(self._local)
+            yield batch.answers(local)
 
-    def _dispatch(self, stream: _Stream) -> Iterator[list[_Answer]]:
+    def _dispatch(self, stream: _Stream, local: Callable[[Sequence[Job]], list[_Answer]]
+                  ) -> Iterator[list[_Answer]]:  # fmt: skip
         """Send chunks to idle workers and take their answers until every batch is answered;
         each batch's answers as soon as it and those before it are whole.
 
@@ -336,9 +339,9 @@ class ParsePool:
                             self.worker_jobs += 1
                             self._owners.note(digests[i], k)
                 for batch in stream.whole():
-                    yield batch.answers(self._local)
+                    yield batch.answers(local)
             for batch in stream.whole():  # batches of no jobs at the end
-                yield batch.answers(self._local)
+                yield batch.answers(local)
 
 
 class _Batch:
@@ -362,8 +365,10 @@ class _Stream:
     """Batches as the workers take them: a batch's chunks go out once the one before has
     given out all of its own, and a batch is answered once it and those before it are."""
 
-    def __init__(self, batches: Iterator[Sequence[Job]], owners: _Owners, workers: int) -> None:
+    def __init__(self, batches: Iterator[Sequence[Job]], owners: _Owners, workers: int,
+                 change: str | None) -> None:  # fmt: skip
         self.batches, self.owners, self.workers = batches, owners, workers
+        self.change = change  # the name of the function that works out the changes
         self.open: deque[_Batch] = deque()  # taken in, not yet answered, in order
 
     def send_next(self, k: int, worker: _Worker) -> bool:
@@ -374,7 +379,7 @@ class _Stream:
                 chunk = self.open[-1].plan.next(k)
                 if chunk is not None:
                     batch = self.open[-1]
-                    worker.send(chunk, batch)
+                    worker.send(chunk, batch, self.change)
                     batch.waiting += 1
                     return True
             jobs = next(self.batches, None)
@@ -529,9 +534,9 @@ class _Worker:
         self.input, self.output = self.process.stdin, self.process.stdout
         self.chunk: tuple[_Batch, list[int]] | None = None
 
-    def send(self, chunk: list[int], batch: _Batch) -> None:
+    def send(self, chunk: list[int], batch: _Batch, change: str | None) -> None:
         try:
-            _write(self.input, marshal.dumps([batch.jobs[i] for i in chunk]))
+            _write(self.input, marshal.dumps((change, [batch.jobs[i] for i in chunk])))
         except OSError as error:
             raise _WorkerDied(f"pid {self.process.pid}: {error}") from error
         self.chunk = batch, chunk
@@ -625,12 +630,13 @@ def serve() -> None:
     gc.freeze()
     while True:
         try:
-            jobs = marshal.loads(_read(source))
+            name, jobs = marshal.loads(_read(source))
         except EOFError:
             os._exit(0)  # nothing to flush or free; tearing down the interpreter takes 0.2 s
         gc.disable()
         try:
-            done = marshal.dumps([_answer(*job) for job in jobs])
+            change = None if name is None else _imported(name)
+            done = marshal.dumps([_answer(*job, change=change) for job in jobs])
         finally:
             gc.enable()
         try:
@@ -639,15 +645,48 @@ def serve() -> None:
             os._exit(0)  # the parent hung up mid-chunk (interrupted): nobody wants the answer
 
 
-def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW
-            ) -> tuple[Any, ...] | None:  # fmt: skip
+def _answer(language: str, old: bytes | None, new: bytes | None, sides: int = OLD | NEW, *,
+            change: ChangeFn | None = None) -> tuple[Any, ...] | None:  # fmt: skip
     try:
-        old_symbols, new_symbols, refs, stored, change = _parse_job(language, old, new, sides)
+        old_symbols, new_symbols, refs, stored, found = _parse_job(language, old, new, sides,
+                                                                   change=change)  # fmt: skip
     except Exception:  # the caller parses this job itself, and meets the error there
         return None
     # References cross the pipe in the codec's raw form (the one the store keeps).
     refs_raw = None if refs is None else raw_refs(refs)
-    return _plain(old_symbols), _plain(new_symbols), refs_raw, stored, _plain_change(change)
+    return _plain(old_symbols), _plain(new_symbols), refs_raw, stored, _plain_change(found)
+
+
+def _name_of(change: ChangeFn | None) -> str | None:
+    """How a worker finds `change`: `module:qualified name`."""
+    return None if change is None else f"{change.__module__}:{change.__qualname__}"
+
+
+def _imported(name: str) -> ChangeFn:
+    """The function `_name_of` named (imported once per process)."""
+    found = _IMPORTED.get(name)
+    if found is None:
+        module, _, qualified = name.partition(":")
+        target: Any = importlib.import_module(module)
+        for part in qualified.split("."):
+            target = getattr(target, part)
+        found = _IMPORTED[name] = target
+    return found
+
+
+_IMPORTED: dict[str, ChangeFn] = {}
+
+
+def _check_importable(change: ChangeFn) -> None:
+    """ValueError unless a worker can import `change` by its name (no lambda, no closure)."""
+    name = _name_of(change)
+    assert name is not None
+    try:
+        found = _imported(name)
+    except (ImportError, AttributeError):
+        found = None
+    if found is not change:
+        raise ValueError(f"a worker cannot import {name}: pass a module-level function")
 
 
 def _warn_once() -> None:

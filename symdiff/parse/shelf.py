@@ -21,7 +21,7 @@ from symdiff.parse.refs import FileRefs
 from symdiff.parse.version import extractor_version
 
 if TYPE_CHECKING:
-    from symdiff.parse.pool import Job, ParsePool
+    from symdiff.parse.pool import ChangeFn, Job, ParsePool
 
 Key = tuple[str, str]  # (language, git blob id)
 PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
@@ -147,15 +147,16 @@ class SymbolShelf:
         """Whether anything was worked out here that the store does not hold yet."""
         return bool(self._fresh or self._fresh_pairs or self._fresh_refs)
 
-    def fill(self, pool: ParsePool, sides: Sequence[Side]) -> int:
+    def fill(self, pool: ParsePool, sides: Sequence[Side], change: ChangeFn | None = None) -> int:
         """Extract in one batch, through `pool` (parse/pool.py: worker processes when the
         batch is worth it), both versions of every change whose symbols this shelf lacks;
         returns how many changes were parsed. `sides`: (language, old text, old blob, new
         text, new blob) per change, None where a side is absent or binary.
 
-        A change of which both sides are parsed here is also worked out there (its line
-        counts and symbol changes: `add_pair`), beside its parse, so that the records built
-        from this shelf neither diff nor attribute it again."""
+        `change` (attribute/filechange.py's `change_between`): a change of which both sides
+        are parsed here is also worked out there, beside its parse (its line counts and symbol
+        changes: `add_pair`), so that the records built from this shelf neither diff nor
+        attribute it again."""
         from symdiff.parse.pool import CHANGE, NEW, OLD
 
         jobs: list[Job] = []
@@ -171,14 +172,15 @@ class SymbolShelf:
             if lacks_old or lacks_new:  # a side known already is not parsed again (but its
                 # text goes along: the other side re-parses from its tree if one is held)
                 wants = (OLD if lacks_old else 0) | (NEW if lacks_new else 0)
-                if lacks_old and lacks_new and old_id is not None and new_id is not None:
+                if change is not None and lacks_old and lacks_new and old_id is not None \
+                        and new_id is not None:  # fmt: skip
                     wants |= CHANGE
                 jobs.append((language, old, new, wants))
                 owners.append(side)
         if not jobs:
             return 0
-        for (language, old, old_id, new, new_id), (olds, news, change) in zip(
-                owners, pool.changes_of(jobs), strict=True):  # fmt: skip
+        for (language, old, old_id, new, new_id), (olds, news, worked) in zip(
+                owners, _answers(pool, jobs, change), strict=True):  # fmt: skip
             # Stored against whichever side is known already: an import walks newest first,
             # so a commit's new version is known and its old one goes against it.
             new_known = new_id is not None and (language, new_id) in self._known
@@ -186,8 +188,8 @@ class SymbolShelf:
                 self.add((language, old_id), olds, new_id if new_known else None)
             if new is not None and new_id is not None and (language, new_id) not in self._known:
                 self.add((language, new_id), news, old_id if old is not None else None)
-            if change is not None and old_id is not None and new_id is not None:
-                self.add_pair((language, old_id, new_id), change)
+            if worked is not None and old_id is not None and new_id is not None:
+                self.add_pair((language, old_id, new_id), worked)
         return len(jobs)
 
     def has(self, key: Key) -> bool:
@@ -198,6 +200,13 @@ class SymbolShelf:
         fresh; `base_of` still names each one's base."""
         out, self._fresh = self._fresh, {}
         return out
+
+
+def _answers(pool: ParsePool, jobs: list[Job], change: ChangeFn | None
+             ) -> list[tuple[list[Symbol], list[Symbol], Pair | None]]:  # fmt: skip
+    if change is not None:
+        return pool.changes_of(jobs, change)
+    return [(old, new, None) for old, new in pool.symbols_of(jobs)]
 
 
 def keys(pairs: Iterable[tuple[str | None, str | None, str | None]]) -> list[Key]:

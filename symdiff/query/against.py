@@ -25,7 +25,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
 
-from symdiff.attribute.filechange import build_change
+from symdiff.attribute.filechange import build_change, change_between
 from symdiff.config import Settings
 from symdiff.diffs.blobid import blob_id
 from symdiff.errors import InvalidArgs, StoreError
@@ -202,7 +202,7 @@ def _parse(shelf: SymbolShelf, sides: list[Side]) -> None:
     from symdiff.parse.pool import shared
 
     try:
-        shelf.fill(shared(), sides)
+        shelf.fill(shared(), sides, change_between)
     except Exception:  # a parser bug must cost the batch its head start, never the answer
         log.exception("the batch parse of an against answer failed")
 
