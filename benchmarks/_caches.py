@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 
+from symdiff.attribute.filechange import change_between
 from symdiff.git import renames
 from symdiff.parse import pool, reparse, testpaths
 from symdiff.query import against
@@ -33,11 +34,15 @@ def cold() -> None:
 def _cold_workers() -> None:
     """The process's parse pool, if it runs, with workers whose caches hold nothing measured:
     restarted, and warmed on text of their own (their start is not what a call in a running
-    server pays)."""
+    server pays), each job asking for its change as `against` and the import ask (so that
+    the workers have loaded the attribution's code, as they have in a server that answered
+    before: 70 ms of imports, pygit2 most of it, at a worker's first such job)."""
     shared = pool._shared
     if shared is None or not shared.pids():
         return
     shared.close()
-    jobs: list[pool.Job] = [("python", _WARM.encode(), (_WARM + "# 2\n").encode()),
-                            ("python", (_WARM + "# 3\n").encode(), None)]
-    shared.symbols_of(jobs)
+    both = pool.OLD | pool.NEW | pool.CHANGE
+    # Texts that share nothing, so that no two jobs make one chain: one job for each worker.
+    jobs: list[pool.Job] = [("python", (_WARM + f"# {k}a\n").encode(),
+                             (_WARM + f"# {k}b\n").encode(), both) for k in range(shared.size)]
+    shared.changes_of(jobs, change_between)
