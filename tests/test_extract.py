@@ -505,3 +505,16 @@ def test_the_keyword_walk_finds_what_the_query_finds(language: str) -> None:
                          "Outer.Mod.Inner.is_a", "Outer.Mod.Inner.d"}}[language]  # fmt: skip
     assert wanted <= names
     assert not {"not_a_function", "nope", "B", "Outer.Mod.inside", "outside"} & names
+
+
+def test_a_keyword_field_the_grammar_lacks_fails_at_load() -> None:
+    import dataclasses
+
+    from tree_sitter_language_pack import get_language
+
+    from symdiff.parse.languages import elixir
+    from symdiff.parse.languages.engine import definition_query
+
+    wrong = dataclasses.replace(elixir.FAMILY, keyword_field="targett")
+    with pytest.raises(ValueError, match="no field 'targett'"):
+        definition_query(wrong, get_language("elixir"))

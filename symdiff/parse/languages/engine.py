@@ -450,8 +450,19 @@ def _keywords(family: Family, language: Language, bound: dict[str, Handler]) -> 
         frozenset(kind_id for kind in family.wrappers for kind_id in ids[kind]),
         sep,
         frozenset(kind_id for kind in family.comments for kind_id in ids[kind]),
-        None if family.keyword_field is None else language.field_id_for_name(family.keyword_field),
+        _field_id(language, family.keyword_field),
     )
+
+
+def _field_id(language: Language, name: str | None) -> int | None:
+    """The id of the grammar's field `name` (None for None); ValueError when it has none, so
+    that a misspelt `keyword_field` fails at load instead of finding nothing."""
+    if name is None:
+        return None
+    found = language.field_id_for_name(name)
+    if found is None:
+        raise ValueError(f"the grammar has no field {name!r} (Family.keyword_field)")
+    return found
 
 
 _Scope = tuple[str | None, str | None]  # an Enclosing's fields: the walk makes one per definition
