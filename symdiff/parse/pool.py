@@ -446,7 +446,7 @@ class _Plan:
             (anyone if owner is None else mine[owner]).append(chain)
         self.own = [deque(chunks_of_chains(given, sizes, target)) for given in mine]
         shared: list[list[int]] = []
-        for chain in anyone:
+        for chain in sorted(anyone, key=lambda c: -sum(sizes[i] for i in c)):  # largest first
             if sum(sizes[i] for i in chain) <= target:
                 shared.append(chain)
                 continue
