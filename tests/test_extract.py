@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from conftest import FIXTURES, LANGUAGES, sample_of
-from tree_sitter_language_pack import get_parser
+from tree_sitter_language_pack import get_language, get_parser
 
 from symdiff.model import Symbol
-from symdiff.parse.extract import extract, extract_uncached
+from symdiff.parse.extract import _family, extract, extract_uncached
+from symdiff.parse.languages import elixir
 from symdiff.parse.languages.cmacros import mask
-from symdiff.parse.languages.engine import error_bytes
+from symdiff.parse.languages.engine import definition_query, error_bytes, walk
 from symdiff.parse.languages.shmask import recover
 
 
@@ -479,13 +481,6 @@ def outside(x), do: x
 def test_the_keyword_walk_finds_what_the_query_finds(language: str) -> None:
     # A family with keywords walks a tree without errors from one keyword to the next; the
     # query that finds every candidate node is the oracle, on the traps and on the sample.
-    import dataclasses
-
-    from tree_sitter_language_pack import get_language
-
-    from symdiff.parse.extract import _family
-    from symdiff.parse.languages.engine import definition_query, walk
-
     found = _family(language)
     assert found is not None
     family, query = found
@@ -508,13 +503,6 @@ def test_the_keyword_walk_finds_what_the_query_finds(language: str) -> None:
 
 
 def test_a_keyword_field_the_grammar_lacks_fails_at_load() -> None:
-    import dataclasses
-
-    from tree_sitter_language_pack import get_language
-
-    from symdiff.parse.languages import elixir
-    from symdiff.parse.languages.engine import definition_query
-
     wrong = dataclasses.replace(elixir.FAMILY, keyword_field="targett")
     with pytest.raises(ValueError, match="no field 'targett'"):
         definition_query(wrong, get_language("elixir"))

@@ -445,14 +445,16 @@ class _Plan:
                           if k is not None and k < workers), None)  # fmt: skip
             (anyone if owner is None else mine[owner]).append(chain)
         self.own = [deque(chunks_of_chains(given, sizes, target)) for given in mine]
+        loads = [sum(sizes[i] for chunk in own for i in chunk) for own in self.own]
         shared: list[list[int]] = []
-        for chain in sorted(anyone, key=lambda c: -sum(sizes[i] for i in c)):  # largest first
-            if sum(sizes[i] for i in chain) <= target:
+        weighed = [(sum(sizes[i] for i in chain), chain) for chain in anyone]
+        for weight, chain in sorted(weighed, key=lambda w: -w[0]):  # largest first
+            if weight <= target:
                 shared.append(chain)
                 continue
-            least = min(range(workers), key=lambda k: sum(sizes[i] for c in self.own[k]
-                                                          for i in c))  # fmt: skip
+            least = loads.index(min(loads))
             self.own[least].extend(chunks_of_chains([chain], sizes, target))
+            loads[least] += weight
         self.shared = deque(chunks_of_chains(shared, sizes, target))
 
     def empty(self) -> bool:
