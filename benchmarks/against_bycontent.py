@@ -33,7 +33,7 @@ from against_speed import build, changed_texts, git
 from tree_sitter_language_pack import get_parser
 
 from symdiff.config import Settings
-from symdiff.parse.pool import ParsePool
+from symdiff.parse.pool import ChangeFn, ParsePool
 from symdiff.parse.shelf import Side, SymbolShelf
 from symdiff.query.answer import DiffQuery, diff
 from symdiff.record.indexer import reconcile
@@ -98,8 +98,9 @@ def main() -> None:
         parsed: list[int] = []  # changes the daemon's answer parsed (its records lacked)
         fill = SymbolShelf.fill
 
-        def counted(shelf: SymbolShelf, pool: ParsePool, sides: Sequence[Side]) -> int:
-            parsed.append(fill(shelf, pool, sides))
+        def counted(shelf: SymbolShelf, pool: ParsePool, sides: Sequence[Side],
+                    change: ChangeFn | None = None) -> int:  # fmt: skip
+            parsed.append(fill(shelf, pool, sides, change))
             return parsed[-1]
 
         SymbolShelf.fill = counted  # type: ignore[method-assign]

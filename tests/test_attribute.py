@@ -449,3 +449,27 @@ def test_the_shortcut_gives_the_answers_of_the_full_comparison(
         with monkeypatch.context() as m:
             m.setattr(module, "_same_own_lines", lambda *_: False)
             assert attribute(*args) == fast
+
+
+def test_the_normalised_text_is_the_normalised_lines_joined() -> None:
+    """`_normalised` (regex passes over the joined lines) against `_normalise` (a step per
+    line), over lines made of the characters that decide it: blanks as `bytes.strip` sees
+    them, carriage returns, mixed tabs and spaces. Equal texts must stay equal and different
+    ones different, so the answers must match exactly."""
+    import random
+
+    from symdiff.attribute.spans import _normalise, _normalised
+
+    pick = random.Random(25)
+    alphabet = [b" ", b"  ", b"\t", b"\r", b"\x0b", b"\x0c", b"x", b"y ", b"\r\r"]
+    checked = 0
+    for _ in range(4000):
+        lines = [b"".join(pick.choices(alphabet, k=pick.randint(0, 5)))
+                 for _ in range(pick.randint(0, 6))]  # fmt: skip
+        if pick.random() < 0.5:  # a common indentation, now and then of mixed tabs and spaces
+            lead = pick.choice([b"    ", b"\t", b" \t", b"\t "])
+            lines = [lead + ln if pick.random() < 0.9 else ln for ln in lines]
+        expected = b"".join(ln + b"\n" for ln in _normalise(enumerate(lines)))
+        assert _normalised(lines) == expected, lines
+        checked += bool(expected)
+    assert checked > 2000  # most cases keep some text

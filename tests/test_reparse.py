@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from conftest import LANGUAGES, sample_of
+from tree_sitter import Parser
 from tree_sitter_language_pack import get_parser
 
 from symdiff.parse import reparse
@@ -137,7 +139,7 @@ def _scattered(source: bytes, seed: int) -> bytes:
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_edits_far_apart_are_re_parsed_apart_and_equal_a_fresh_parse(language: str) -> None:
     big = sample_of(language)
-    while len(big) < 3 * reparse.SPLIT_SPAN:
+    while len(big) < 48 << 10:
         big += b"\n" + sample_of(language)
     parser = get_parser(language)
     for seed in range(3):
@@ -157,12 +159,58 @@ def test_edits_far_apart_are_re_parsed_apart_and_equal_a_fresh_parse(language: s
         assert extract(language, new, base=big) == extract_uncached(language, new)
 
 
-def test_a_long_span_is_split_into_the_line_diffs_hunks() -> None:
+def test_edits_on_several_lines_are_re_parsed_apart() -> None:
     big = b"".join(f"def f{i}(a):\n    return a + {i}\n\n\n".encode() for i in range(2000))
     new = big.replace(b"return a + 3\n", b"return a - 3\n").replace(b"a + 1998", b"a + 9")
     spans = reparse.edit_spans(big, new)
     assert len(spans) == 2 and all(old_end - start < 100 for start, old_end, _, _ in spans)
-    assert reparse.edit_spans(big[:1000], new[:1000]) == [
-        (*reparse.edit_span(big[:1000], new[:1000])[:2],
-         reparse.edit_span(big[:1000], new[:1000])[0],
-         reparse.edit_span(big[:1000], new[:1000])[2])]  # fmt: skip
+    one = reparse.edit_span(big[:1000], new[:1000])  # one edit: one span, no line diff
+    assert reparse.edit_spans(big[:1000], new[:1000]) == [(one[0], one[1], one[0], one[2])]
+    near = big.replace(b"return a + 3\n", b"return a - 3\n").replace(b"a + 12\n", b"a + 13\n")
+    assert len(reparse.edit_spans(big, near)) == 2  # two lines apart: apart all the same
+
+
+def _lexed(language: str, parse: Callable[[], object]) -> int:
+    """Tokens tree-sitter lexes while `parse()` runs (its logger's count: the work the re-parse
+    could not re-use, the same on every machine)."""
+    parser, count = reparse_parser(language), 0
+
+    def log(_kind: object, message: str) -> None:
+        nonlocal count
+        count += message.startswith("lexed_lookahead")
+
+    parser.logger = log
+    try:
+        parse()
+    finally:
+        parser.logger = None
+    return count
+
+
+def reparse_parser(language: str) -> Parser:
+    return _parsers.setdefault(language, get_parser(language))  # type: ignore[arg-type]
+
+
+_parsers: dict[str, Parser] = {}
+
+
+def test_a_function_inserted_before_the_next_re_parses_only_around_the_edits() -> None:
+    """A function inserted before another and a `return` edited above it (what
+    benchmarks/against_speed.py does to each file). Described as one span, or as the line
+    diff's hunks placed on lines' starts, the edits made tree-sitter re-lex most of the file:
+    the edit touched the zero-width dedent before the next statement, whose scanner state then
+    differed, and tree-sitter skipped everything after it for a fresh parse."""
+    head = "".join(f"class C{i}:\n    def m(self):\n        return {i}\n\n\n" for i in range(200))
+    tail = "".join(f"def f{i}(a, b):\n    x = a * {i}\n    return x + b\n\n\n" for i in range(400))
+    old = (head + tail).encode()
+    new = (head.replace("        return 7", "        return  7") + "def touched(a, b):\n"
+           "    return a + b\n\n\n" + tail).encode()  # fmt: skip
+    parser = reparse_parser("python")
+    fresh = _lexed("python", lambda: parser.parse(new))
+    reparse.parse(parser, "python", old, b"old", None)
+    again = _lexed("python", lambda: reparse.parse(parser, "python", new, b"new", b"old"))
+    assert again < fresh / 10, (again, fresh)
+    reparse.forget()
+    reparse.parse(parser, "python", old, b"old", None)
+    tree = reparse.parse(parser, "python", new, b"new", b"old")
+    assert str(tree.root_node) == str(parser.parse(new).root_node)

@@ -14,6 +14,7 @@ import bisect
 import hashlib
 import heapq
 import itertools
+import re
 import threading
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
@@ -62,8 +63,8 @@ class _Side:
         self._rank: list[int] = []
         self._painted: list[int] = []
         self._runs: dict[int, list[tuple[int, int]]] = {}
-        self._own: dict[int, tuple[bytes, ...]] = {}
-        self._body: dict[int, tuple[bytes, ...]] = {}
+        self._own: dict[int, bytes] = {}
+        self._body: dict[int, bytes] = {}
 
     @property
     def line_count(self) -> int:
@@ -116,32 +117,40 @@ class _Side:
                 self._by_start = [starts[k] for k in ids], ids
         return self._by_start
 
-    def own(self, i: int) -> tuple[bytes, ...]:
-        """Symbol i's own text: its span minus nested definitions', normalised.
+    def own(self, i: int) -> bytes:
+        """Symbol i's own text: its span minus nested definitions', normalised (`_normalised`).
 
         Whole lines, except on a line shared with a sibling definition, where it owns only its
         bytes (see `_split_shared_lines`).
         """
         if i not in self._own:
             lines = self.lines()
-            numbered: list[tuple[int, bytes]] = []
-            for first, last in self.own_runs(i):
-                numbered.extend(zip(range(first, last + 1), lines[first - 1 : last], strict=True))
-            self._own[i] = _normalise(numbered, self._split.pieces.get(i, ()))
+            pieces = self._split.pieces.get(i)
+            if pieces:
+                numbered: list[tuple[int, bytes]] = []
+                for first, last in self.own_runs(i):
+                    numbered.extend(zip(range(first, last + 1), lines[first - 1 : last],
+                                        strict=True))  # fmt: skip
+                self._own[i] = b"".join(ln + b"\n" for ln in _normalise(numbered, pieces))
+            else:
+                picked: list[bytes] = []
+                for first, last in self.own_runs(i):
+                    picked += lines[first - 1 : last]
+                self._own[i] = _normalised(picked)
         return self._own[i]
 
-    def body(self, i: int) -> tuple[bytes, ...]:
+    def body(self, i: int) -> bytes:
         """Symbol i's lines after its header, nested definitions included, normalised."""
         if i not in self._body:
             s = self.symbols[i]
             last = s.end_line
             first, stop = max(s.header_end_line + 1, 1), min(last, self.line_count)
-            lines = list(zip(range(first, stop + 1), self.lines()[first - 1 : stop], strict=True))
+            lines = self.lines()[first - 1 : stop]
             if last > s.header_end_line and last in self._split.shared and s.end_byte is not None:
                 # A sibling starts on the last line: that line counts only up to our end.
                 start = self._split.line_starts[last - 1]
-                lines[-1] = (last, self._split.source[start : s.end_byte])
-            self._body[i] = _normalise(lines)
+                lines[-1] = self._split.source[start : s.end_byte]
+            self._body[i] = _normalised(lines)
         return self._body[i]
 
 
@@ -501,6 +510,31 @@ def _cut(runs: list[tuple[int, int]], cuts: Sequence[int]) -> list[tuple[int, in
     return out
 
 
+# `_normalised`'s steps, each one pass of the regex engine over the whole text.
+_BLANK_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*\n", re.MULTILINE)  # as `bytes.strip` sees blank
+_LINE_END_CR = re.compile(rb"\r+\n")
+_UNINDENTED_LINE = re.compile(rb"^[^ \t]", re.MULTILINE)
+_INDENT = re.compile(rb"^[ \t]*", re.MULTILINE)
+
+
+def _normalised(lines: list[bytes]) -> bytes:
+    """`_normalise` of these lines (no pieces), each line of its answer followed by `\\n`: the
+    same text, built by a few passes over the lines joined (the lines of a definition that
+    spans a whole file are many, and were each a step of Python)."""
+    text = _BLANK_LINE.sub(b"", b"\n".join(lines) + b"\n")
+    if b"\r" in text:
+        text = _LINE_END_CR.sub(b"\n", text)
+    if not text or text[:1] not in b" \t" or _UNINDENTED_LINE.search(text, 0, len(text) - 1):
+        return text  # a line starts at its first column: no indentation is common
+    count = text.count(b"\n")
+    indent = min(map(len, _INDENT.findall(text, 0, len(text) - 1)))
+    # Only a prefix that all lines share is removed, so tabs and spaces never get confused.
+    prefix = text[:indent]
+    while prefix and text.count(b"\n" + prefix) != count - 1:
+        prefix = prefix[:-1]
+    return text[len(prefix) :].replace(b"\n" + prefix, b"\n") if prefix else text
+
+
 def _normalise(
     lines: Iterable[tuple[int, bytes]], pieces: Sequence[tuple[int, bytes]] = ()
 ) -> tuple[bytes, ...]:
@@ -796,8 +830,8 @@ def _renames(old: _Side, new: _Side, pairs: dict[int, int]) -> dict[tuple[str, i
     return out
 
 
-def _group_by_body(ids: Iterable[int], side: _Side) -> dict[tuple[bytes, ...], list[int]]:
-    groups: dict[tuple[bytes, ...], list[int]] = defaultdict(list)
+def _group_by_body(ids: Iterable[int], side: _Side) -> dict[bytes, list[int]]:
+    groups: dict[bytes, list[int]] = defaultdict(list)
     for i in ids:
         groups[side.body(i)].append(i)
     return groups

@@ -2,9 +2,13 @@
 
 A change record parses both versions of a file, and they share most of their bytes; so does a
 history import, where a commit's old version is the previous commit's new one. tree-sitter
-re-parses an edited text from the tree of the text it was edited from, re-using every subtree
-the edit leaves alone; for a typical commit that costs half of a fresh parse. The edit is the
-one span between the texts' common prefix and common suffix.
+re-parses an edited text from the tree of the text it was edited from, re-using the subtrees
+the edits leave alone. How much it re-uses depends on how the edits are described to it
+(`edit_spans`: one per hunk of the line diff, each as tight as bytes allow): on
+benchmarks/against_speed.py's Django tree, 0.14x a fresh parse's CPU where one span over all of
+a file's edits cost 0.34x (`benchmarks/reparse_edits.py`). Grammars full of conflicts re-use
+less whatever the edits: Elixir's costs 0.4x on elixir's own history, and a third of a fresh
+parse even for a text re-parsed unchanged.
 
 Only a tree without syntax errors is re-used, and a re-parse that finds one is thrown away for
 a fresh parse: error recovery can place ERROR nodes differently when it starts from an old
@@ -14,6 +18,8 @@ in memory only, per process, bounded by count and by the bytes of their texts.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import threading
 from collections import OrderedDict
 
@@ -90,38 +96,67 @@ def forget() -> None:
 
 def edit_spans(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
     """The edits that make `new` of `old`, in order: (start, end) in `old` and (start, end) in
-    `new`. One span from the common prefix to the common suffix; when that span is long (edits
-    at both ends of a large file), the line diff's hunks instead, so that tree-sitter re-parses
-    only around each edit."""
+    `new`; each as tight as bytes allow.
+
+    One span from the common prefix to the common suffix when that span is short or lies on
+    one line. Otherwise the texts are cut at the first line of each of the line diff's hunks
+    (after the first), and each piece's edit is the span between its own common prefix and
+    suffix: tree-sitter then re-parses only around each edit. A span over several edits makes
+    it re-parse all that lies between them; and an edit placed on a line's start (a hunk's
+    lines as they are) can touch the zero-width token that ends the statement before it, which
+    in a grammar with an external scanner (Python's indentation) stops tree-sitter re-using
+    what follows (docs/performance.md, "Edits as tight as bytes allow"). Within a piece the
+    common prefix is taken first, so an insertion goes as late as its text allows, past a
+    repeated `def ` or `end` into the line after.
+    """
     start, old_end, new_end = edit_span(old, new)
     whole = [(start, old_end, start, new_end)]
-    if max(old_end, new_end) - start < SPLIT_SPAN:
+    if max(old_end, new_end) - start < SPLIT_SPAN or (
+            b"\n" not in old[start:old_end] and b"\n" not in new[start:new_end]):  # fmt: skip
         return whole
-    hunks = _hunks(old[start:old_end], new[start:new_end])
+    first = old.rfind(b"\n", 0, start) + 1  # the line the span starts on, the same in both
+    hunks = _hunks(old[first:old_end], new[first:new_end])
     if len(hunks) < 2:
         return whole
-    old_lines, new_lines = _line_starts(old, start, old_end), _line_starts(new, start, new_end)
+    old_lines, new_lines = _line_starts(old, first, old_end), _line_starts(new, first, new_end)
+    cuts = []  # where each hunk after the first starts, in both texts
+    for old_first, _, new_first, _ in hunks[1:]:
+        if old_first >= len(old_lines) or new_first >= len(new_lines):
+            return whole
+        cuts.append((old_lines[old_first], new_lines[new_first]))
+    cuts.append((len(old), len(new)))
     out = []
-    shift = 0  # new offset - old offset before the current hunk
-    for old_first, old_count, new_first, new_count in hunks:
-        if old_first + old_count >= len(old_lines) or new_first + new_count >= len(new_lines):
+    a, c = start, start  # the piece from here to the next cut
+    for b, d in cuts:
+        if b < a or d < c:
             return whole
-        a, b = old_lines[old_first], old_lines[old_first + old_count]
-        c, d = new_lines[new_first], new_lines[new_first + new_count]
-        if c - a != shift:  # what lies between hunks must be the same in both texts
-            return whole
-        out.append((a, b, c, d))
-        shift += (d - c) - (b - a)
-    return out
+        if old[a:b] != new[c:d]:
+            prefix, piece_old_end, piece_new_end = edit_span(old[a:b], new[c:d])
+            out.append((a + prefix, a + piece_old_end, c + prefix, c + piece_new_end))
+        a, c = b, d
+    return out if _rebuilds(old, new, out) else whole
 
 
-SPLIT_SPAN = 16 << 10  # a span at least this long is split into the line diff's hunks
+SPLIT_SPAN = 64  # a shorter span is one edit: no line diff is worth making for it
+
+
+def _rebuilds(old: bytes, new: bytes, spans: list[tuple[int, int, int, int]]) -> bool:
+    """Whether the spans, in order, turn `old` into `new` (what lies between them the same in
+    both texts)."""
+    at_old = at_new = 0
+    for start, old_end, new_start, new_end in spans:
+        if start < at_old or new_start - at_new != start - at_old:
+            return False
+        if old[at_old:start] != new[at_new:new_start]:
+            return False
+        at_old, at_new = old_end, new_end
+    return old[at_old:] == new[at_new:]
 
 
 def _hunks(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
     """(old first line, old count, new first line, new count) of each hunk, 0-based lines of
     the two texts as given; an insertion's first line is the line it goes before."""
-    import pygit2  # the diffs layer's engine; loaded only for a long span
+    import pygit2  # the diffs layer's engine; loaded only for an edit over several lines
 
     patch = pygit2.Patch.create_from(old, new, context_lines=0)
     out = []
@@ -134,13 +169,12 @@ def _hunks(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
 
 def _line_starts(text: bytes, start: int, end: int) -> list[int]:
     """Offsets in `text` of the lines of `text[start:end]` (which begins a line), and `end`."""
-    out = [start]
-    at = text.find(b"\n", start, end)
-    while at != -1:
-        out.append(at + 1)
-        at = text.find(b"\n", at + 1, end)
-    if out[-1] != end:
-        out.append(end)
+    lengths = map(len, text[start:end].split(b"\n"))  # every line but the last ends in \n
+    out = list(itertools.accumulate(map(operator.add, lengths, itertools.repeat(1)),
+                                    initial=start))  # fmt: skip
+    out[-1] = end  # past the last line, which has no \n
+    if len(out) > 1 and out[-2] == end:
+        out.pop()  # the text ends with \n: its last line is empty
     return out
 
 
