@@ -227,3 +227,61 @@ def test_a_chain_of_versions_goes_to_one_worker_in_order() -> None:
         owner = 0 if parts[0][:1] == mine[:1] else 1
         assert parts[owner] + parts[1 - owner] == mine, name  # a head, and a tail taken
         assert len(parts[owner]) > len(mine) // 2, name  # most of it by its owner
+
+
+def _changes(jobs: list[Job]) -> list[tuple[object, ...]]:
+    """What `changes_of` answers, worked out in-process with no pool at all."""
+    out: list[tuple[object, ...]] = []
+    for language, old, new, *_ in jobs:
+        olds, news = parse_pair(language, old, new)
+        found = None if old is None or new is None else change_between(old, new, olds, news)
+        out.append((olds, news, found))
+    return out
+
+
+def test_a_head_start_is_answered_in_its_batch() -> None:
+    # `against` sends one worker the edited files while it pairs renames; the batch made after
+    # holds them (the same texts) among others, in another order. The head's jobs are not sent
+    # twice, and the answers are the batch's, in its order.
+    both = pool.OLD | pool.NEW | pool.CHANGE
+    jobs: list[Job] = [(lang, sample_of(lang), edited(sample_of(lang), 4), both)
+                       for lang in LANGUAGES]  # fmt: skip
+    first, rest = jobs[: len(jobs) // 2], jobs[len(jobs) // 2 :]
+    with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
+        head = p.head_start(first, change_between)
+        assert head is not None and head.worker.chunk is not None
+        assert p.head_start(rest, change_between) is None  # the pool is held by the first
+        batch = rest[::-1] + first[::-1] + [("python", None, sample_of("python"), pool.NEW)]
+        assert p.changes_of(batch, change_between, head) == _changes(batch)
+        assert p.worker_jobs == len(batch) and p.local_jobs == 0  # none sent twice
+        assert p.changes_of(jobs, change_between) == _changes(jobs)  # the pool held no more
+
+
+def test_a_head_start_not_taken_leaves_the_pool_in_step() -> None:
+    both = pool.OLD | pool.NEW | pool.CHANGE
+    jobs: list[Job] = [(lang, sample_of(lang), edited(sample_of(lang), 5), both) for lang in SOME]
+    with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
+        # Closed unanswered (the caller failed before its batch): the answer is read and
+        # dropped, so that the worker's next answer pairs with its next chunk.
+        head = p.head_start(jobs, change_between)
+        assert head is not None
+        head.close()
+        assert p.changes_of(jobs, change_between) == _changes(jobs)
+        # A batch that holds none of the head's texts (other edits): the head's answers are
+        # dropped, not taken for the batch's, and every job of the batch is parsed.
+        head = p.head_start(jobs, change_between)
+        others: list[Job] = [(lang, sample_of(lang), edited(sample_of(lang), 6), both)
+                             for lang in SOME]  # fmt: skip
+        before = p.worker_jobs
+        assert p.changes_of(others, change_between, head) == _changes(others)
+        assert p.worker_jobs - before == len(others)
+        assert p.changes_of(jobs[:2], change_between) == _changes(jobs[:2])
+
+
+def test_no_head_start_where_the_pool_would_not_take_the_batch() -> None:
+    jobs: list[Job] = [("python", sample_of("python"), edited(sample_of("python"), 1),
+                        pool.OLD | pool.NEW | pool.CHANGE)]  # fmt: skip
+    with ParsePool(workers=2, min_jobs=1) as p:  # the default bytes: a sample is too small
+        assert p.head_start(jobs, change_between) is None
+    with ParsePool(workers=1, min_jobs=1, min_bytes=0) as p:  # one core: in-process
+        assert p.head_start(jobs, change_between) is None

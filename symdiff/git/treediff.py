@@ -32,8 +32,13 @@ class TreeChange:
     new: bytes | None
 
 
-def tree_changes(diff: pygit2.Diff, *, read_old: Read, read_new: Read) -> Iterator[TreeChange]:
-    """The diff's file changes; added and deleted files paired into renames git's way."""
+def tree_changes(diff: pygit2.Diff, *, read_old: Read, read_new: Read,
+                 edited: Callable[[list[TreeChange]], None] | None = None
+                 ) -> Iterator[TreeChange]:  # fmt: skip
+    """The diff's file changes; added and deleted files paired into renames git's way.
+
+    `edited`: called with the changes that are no add, delete or rename, once all are read and
+    before renames are paired (`against` starts their parse meanwhile)."""
     deleted: dict[str, Side] = {}
     added: dict[str, Side] = {}
     others: list[TreeChange] = []
@@ -49,6 +54,8 @@ def tree_changes(diff: pygit2.Diff, *, read_old: Read, read_new: Read) -> Iterat
         else:
             others.append(TreeChange(kind, new_file.path, None, read_old(old_file),
                                      read_new(new_file)))  # fmt: skip
+    if edited is not None:
+        edited(others)
     renames = find_renames(deleted, added)
     gone = set(renames.values())
     yield from others

@@ -95,6 +95,9 @@ MAX_DEATHS = 3
 # noise, yet small enough that the last chunks balance the workers' ends.
 CHUNK_BYTES = 128 << 10
 CHUNK_JOBS = 64
+# A head start's jobs (both texts counted): about what one worker parses and extracts in the
+# 100-150 ms that `against` spends on git's side of a Django-size answer before its batch.
+HEAD_BYTES = 1 << 20
 OWNERS = 8192  # texts remembered by the worker that parsed them (its cache holds 2048)
 
 _warned = False
@@ -184,14 +187,66 @@ class ParsePool:
         """Each job's `(old_symbols, new_symbols)`, in the order of `jobs`."""
         return [(old, new) for old, new, *_ in self._run(jobs)]
 
-    def changes_of(self, jobs: Sequence[Job], change: ChangeFn
+    def changes_of(self, jobs: Sequence[Job], change: ChangeFn, head: HeadStart | None = None
                    ) -> list[tuple[list[Symbol], list[Symbol], Change | None]]:  # fmt: skip
         """Each job's `(old_symbols, new_symbols, change)`, in the order of `jobs`: for a job
         that asks for it (CHANGE), `change(old, new, old_symbols, new_symbols)`, else None.
         The workers work the changes out beside the parses (importing `change` by its name),
-        so that the caller only assembles its records."""
+        so that the caller only assembles its records.
+
+        `head`: what `head_start` sent before these jobs were all known; its jobs (the same
+        texts, by identity) are not sent again, and its answers are these jobs' answers."""
         _check_importable(change)
+        if head is not None:
+            try:
+                if head.live(self, change):
+                    return [(old, new, found) for old, new, _, _, found
+                            in self._held_batch(jobs, change, head)]  # fmt: skip
+            finally:
+                head.close()
         return [(old, new, found) for old, new, _, _, found in self._run(jobs, change)]
+
+    def head_start(self, jobs: Sequence[Job], change: ChangeFn) -> HeadStart | None:
+        """Send one worker the first of a batch's jobs, while the caller works out the rest
+        (`against`: the edited files, while it pairs renames); None when the pool would not
+        take such a batch or another thread holds it.
+
+        Only one worker: the caller's own work takes the other core meanwhile. Hand the
+        answer to `changes_of(..., head=)`, or `close()` it; until then the pool is held."""
+        _check_importable(change)
+        picked: list[Job] = []
+        held = 0
+        for job in jobs:
+            if held >= HEAD_BYTES:
+                break
+            picked.append(job)
+            held += _size(job)
+        if self.size < MIN_CORES or not picked or self._disabled or held < self.min_bytes // 2:
+            return None
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if not self._ensure_started():
+                self._lock.release()
+                return None
+            worker = self._workers[0]
+            head = HeadStart(self, worker, picked, change)
+            worker.send(list(range(len(picked))), head.batch, _name_of(change))
+        except _WorkerDied:
+            self._stop()
+            self._lock.release()
+            return None
+        except BaseException:
+            self._lock.release()
+            raise
+        return head
+
+    def _held_batch(self, jobs: Sequence[Job], change: ChangeFn, head: HeadStart
+                    ) -> list[_Answer]:  # fmt: skip
+        """`_run` with the pool already held by `head`, whose chunk is in flight."""
+        head.taken = True
+        (answers,) = self._batches(iter([jobs]), change, head)
+        return answers
 
     def with_refs(self, texts: Sequence[tuple[str, bytes]]) -> list[tuple[list[Symbol], FileRefs]]:
         """Each `(language, text)`'s symbols and references, from one parse (the cold build of
@@ -281,9 +336,9 @@ class ParsePool:
         for w in workers:
             w.wait()
 
-    def _batches(self, batches: Iterator[Sequence[Job]], change: ChangeFn | None
-                 ) -> Iterator[list[_Answer]]:  # fmt: skip
-        stream = _Stream(batches, self._owners, len(self._workers), _name_of(change))
+    def _batches(self, batches: Iterator[Sequence[Job]], change: ChangeFn | None,
+                 head: HeadStart | None = None) -> Iterator[list[_Answer]]:  # fmt: skip
+        stream = _Stream(batches, self._owners, len(self._workers), _name_of(change), head)
         local = functools.partial(self._local, change=change)
         try:
             yield from self._dispatch(stream, local)
@@ -318,8 +373,9 @@ class ParsePool:
         parse in-process, which raises as it would have without the pool.
         """
         with selectors.DefaultSelector() as selector:
+            stream.take_head(self._workers)
             for k, w in enumerate(self._workers):
-                if stream.send_next(k, w):
+                if w.chunk is not None or stream.send_next(k, w):  # busy with the head start
                     selector.register(w.output, selectors.EVENT_READ, k)
             while selector.get_map():
                 for key, _ in selector.select():
@@ -332,7 +388,7 @@ class ParsePool:
                     batch.waiting -= 1
                     results, digests = batch.results, batch.plan.digests
                     for i, plain in zip(done, marshal.loads(answer), strict=True):
-                        if plain is not None:
+                        if plain is not None and i >= 0:  # (-1: a head start's job not asked)
                             refs = None if plain[2] is None else from_raw_refs(plain[2])
                             results[i] = (_symbols(plain[0]), _symbols(plain[1]), refs, plain[3],
                                           _change(plain[4]))  # fmt: skip
@@ -344,12 +400,50 @@ class ParsePool:
                 yield batch.answers(local)
 
 
+class HeadStart:
+    """A chunk sent to one worker ahead of its batch (`ParsePool.head_start`): the pool is
+    held for it until `changes_of` takes its answer or `close()` drops it."""
+
+    def __init__(self, pool: ParsePool, worker: _Worker, jobs: list[Job],
+                 change: ChangeFn) -> None:  # fmt: skip
+        self.pool, self.worker, self.change = pool, worker, change
+        self.batch = _Batch(jobs, pool._owners, len(pool._workers), skip=frozenset(
+            range(len(jobs))))  # the chunk's own record, until its batch takes it
+        self.taken = False  # `changes_of` took it into its batch
+        self.closed = False
+
+    def live(self, pool: ParsePool, change: ChangeFn) -> bool:
+        """Whether `pool` may take this head start into a batch that works out `change`."""
+        return (not self.closed and pool is self.pool and change is self.change
+                and self.worker in pool._workers and self.worker.chunk is not None)  # fmt: skip
+
+    def close(self) -> None:
+        """Release the pool; an answer not taken is read and dropped first (the worker's
+        pipe stays in step), and a worker that died is let go."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if not self.taken and self.worker.chunk is not None:
+                self.worker.receive()
+        except _WorkerDied:
+            self.pool._stop()
+        finally:
+            self.pool._lock.release()
+
+
+def _identity(job: Job) -> tuple[str, int, int, int]:
+    """A job by its texts' identity: a head start's jobs are the same objects in its batch."""
+    return job[0], id(job[1]), id(job[2]), job[3] if len(job) == 4 else OLD | NEW
+
+
 class _Batch:
     """One batch of a stream: its jobs' plan, their answers so far, its chunks in flight."""
 
-    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
+    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int,
+                 skip: frozenset[int] = frozenset()) -> None:  # fmt: skip
         self.jobs = jobs
-        self.plan = _Plan(jobs, owners, workers)
+        self.plan = _Plan(jobs, owners, workers, skip)
         self.results: list[_Answer | None] = [None] * len(jobs)
         self.waiting = 0  # chunks sent and not answered
 
@@ -366,10 +460,29 @@ class _Stream:
     given out all of its own, and a batch is answered once it and those before it are."""
 
     def __init__(self, batches: Iterator[Sequence[Job]], owners: _Owners, workers: int,
-                 change: str | None) -> None:  # fmt: skip
+                 change: str | None, head: HeadStart | None = None) -> None:  # fmt: skip
         self.batches, self.owners, self.workers = batches, owners, workers
         self.change = change  # the name of the function that works out the changes
         self.open: deque[_Batch] = deque()  # taken in, not yet answered, in order
+        self.head = head
+
+    def take_head(self, workers: Sequence[_Worker]) -> None:
+        """Make the head start's chunk, in flight, a chunk of the first batch: its jobs are
+        found there by their texts' identity (a job not found is answered and dropped)."""
+        head, self.head = self.head, None
+        if head is None:
+            return
+        jobs = next(self.batches, None)
+        if jobs is None:
+            jobs = []
+        index = {_identity(job): i for i, job in enumerate(jobs)}
+        found = [index.pop(_identity(job), -1) for job in head.batch.jobs]
+        batch = _Batch(jobs, self.owners, self.workers, skip=frozenset(found) - {-1})
+        self.open.append(batch)
+        worker = head.worker
+        assert worker in workers and worker.chunk is not None
+        worker.chunk = batch, found
+        batch.waiting += 1
 
     def send_next(self, k: int, worker: _Worker) -> bool:
         """Send worker `k` its next chunk, taking in the next batch when the open ones have
@@ -433,13 +546,19 @@ class _Plan:
     so that each text is parsed once and each version re-parses from its neighbour's tree. A
     chain longer than a chunk becomes several, all owned by the worker given least so far."""
 
-    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int) -> None:
+    def __init__(self, jobs: Sequence[Job], owners: _Owners, workers: int,
+                 skip: frozenset[int] = frozenset()) -> None:  # fmt: skip
+        """`skip`: jobs already given out (a head start's)."""
         self.digests = [(_digest(job[1]), _digest(job[2])) for job in jobs]
         sizes = [_size(job) for job in jobs]
-        target = min(CHUNK_BYTES, sum(sizes) // (workers * 4) + 1)
+        target = min(CHUNK_BYTES, (sum(sizes) - sum(sizes[i] for i in skip)) // (workers * 4) + 1)
         mine: list[list[list[int]]] = [[] for _ in range(workers)]  # chains known to a worker
         anyone: list[list[int]] = []
         for chain in chains(self.digests):
+            if skip:
+                chain = [i for i in chain if i not in skip]
+                if not chain:
+                    continue
             owner = next((k for i in chain for k in (owners.of(self.digests[i][0]),
                                                      owners.of(self.digests[i][1]))
                           if k is not None and k < workers), None)  # fmt: skip

@@ -21,7 +21,7 @@ from symdiff.parse.refs import FileRefs
 from symdiff.parse.version import extractor_version
 
 if TYPE_CHECKING:
-    from symdiff.parse.pool import ChangeFn, Job, ParsePool
+    from symdiff.parse.pool import ChangeFn, HeadStart, Job, ParsePool
 
 Key = tuple[str, str]  # (language, git blob id)
 PairKey = tuple[str, str, str]  # (language, old blob id, new blob id)
@@ -147,7 +147,8 @@ class SymbolShelf:
         """Whether anything was worked out here that the store does not hold yet."""
         return bool(self._fresh or self._fresh_pairs or self._fresh_refs)
 
-    def fill(self, pool: ParsePool, sides: Sequence[Side], change: ChangeFn | None = None) -> int:
+    def fill(self, pool: ParsePool, sides: Sequence[Side], change: ChangeFn | None = None,
+             head: HeadStart | None = None) -> int:  # fmt: skip
         """Extract in one batch, through `pool` (parse/pool.py: worker processes when the
         batch is worth it), both versions of every change whose symbols this shelf lacks;
         returns how many changes were parsed. `sides`: (language, old text, old blob, new
@@ -156,7 +157,36 @@ class SymbolShelf:
         `change` (attribute/filechange.py's `change_between`): a change of which both sides
         are parsed here is also worked out there, beside its parse (its line counts and symbol
         changes: `add_pair`), so that the records built from this shelf neither diff nor
-        attribute it again."""
+        attribute it again. `head`: this shelf's `head_start` for some of these sides."""
+        jobs, owners = self._jobs(sides, change)
+        if not jobs:
+            if head is not None:
+                head.close()
+            return 0
+        for (language, old, old_id, new, new_id), (olds, news, worked) in zip(
+                owners, _answers(pool, jobs, change, head), strict=True):  # fmt: skip
+            # Stored against whichever side is known already: an import walks newest first,
+            # so a commit's new version is known and its old one goes against it.
+            new_known = new_id is not None and (language, new_id) in self._known
+            if old is not None and old_id is not None and (language, old_id) not in self._known:
+                self.add((language, old_id), olds, new_id if new_known else None)
+            if new is not None and new_id is not None and (language, new_id) not in self._known:
+                self.add((language, new_id), news, old_id if old is not None else None)
+            if worked is not None and old_id is not None and new_id is not None:
+                self.add_pair((language, old_id, new_id), worked)
+        return len(jobs)
+
+    def head_start(self, pool: ParsePool, sides: Sequence[Side], change: ChangeFn
+                   ) -> HeadStart | None:  # fmt: skip
+        """Send one of `pool`'s workers the jobs `fill` would make of these sides (the first
+        of a batch, known before the rest: `ParsePool.head_start`); pass the answer to `fill`
+        with the whole batch's sides, the same texts."""
+        jobs, _ = self._jobs(sides, change)
+        return pool.head_start(jobs, change) if jobs else None
+
+    def _jobs(self, sides: Sequence[Side], change: ChangeFn | None
+              ) -> tuple[list[Job], list[Side]]:  # fmt: skip
+        """The parse pool's jobs for the sides this shelf lacks, and the side of each."""
         from symdiff.parse.pool import CHANGE, NEW, OLD
 
         jobs: list[Job] = []
@@ -177,20 +207,7 @@ class SymbolShelf:
                     wants |= CHANGE
                 jobs.append((language, old, new, wants))
                 owners.append(side)
-        if not jobs:
-            return 0
-        for (language, old, old_id, new, new_id), (olds, news, worked) in zip(
-                owners, _answers(pool, jobs, change), strict=True):  # fmt: skip
-            # Stored against whichever side is known already: an import walks newest first,
-            # so a commit's new version is known and its old one goes against it.
-            new_known = new_id is not None and (language, new_id) in self._known
-            if old is not None and old_id is not None and (language, old_id) not in self._known:
-                self.add((language, old_id), olds, new_id if new_known else None)
-            if new is not None and new_id is not None and (language, new_id) not in self._known:
-                self.add((language, new_id), news, old_id if old is not None else None)
-            if worked is not None and old_id is not None and new_id is not None:
-                self.add_pair((language, old_id, new_id), worked)
-        return len(jobs)
+        return jobs, owners
 
     def has(self, key: Key) -> bool:
         return key in self._known
@@ -202,10 +219,12 @@ class SymbolShelf:
         return out
 
 
-def _answers(pool: ParsePool, jobs: list[Job], change: ChangeFn | None
+def _answers(pool: ParsePool, jobs: list[Job], change: ChangeFn | None, head: HeadStart | None
              ) -> list[tuple[list[Symbol], list[Symbol], Pair | None]]:  # fmt: skip
     if change is not None:
-        return pool.changes_of(jobs, change)
+        return pool.changes_of(jobs, change, head)
+    if head is not None:
+        head.close()
     return [(old, new, None) for old, new in pool.symbols_of(jobs)]
 
 

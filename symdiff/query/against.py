@@ -16,11 +16,12 @@ import logging
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, FileMode
@@ -43,6 +44,9 @@ from symdiff.records import of_change
 from symdiff.store import PathFilter, Store
 from symdiff.store.blobs import git_binary
 from symdiff.store.kept import reader, settle, write_behind
+
+if TYPE_CHECKING:
+    from symdiff.parse.pool import HeadStart  # the pool loads tree-sitter: only when parsing
 
 _WORKDIR_FLAGS = (DiffOption.INCLUDE_UNTRACKED | DiffOption.RECURSE_UNTRACKED_DIRS
                   | DiffOption.IGNORE_SUBMODULES | DiffOption.INCLUDE_TYPECHANGE)  # fmt: skip
@@ -146,8 +150,25 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     when = now or datetime.now(UTC)
     origin_info = {"against": base.ref, "commit": base.commit}
     git = git_info(snapshot(repo))
+    shelf = SymbolShelf()
+    head: list[HeadStart | None] = []
+
+    def head_start(edited: list[TreeChange], deltas: int) -> None:
+        """The edited files' parse started on one worker while renames are paired, when the
+        answer will hold every file that differs (a limit leaves no guess to make)."""
+        if deltas > window.limit:
+            return
+        sides = [(language, old, blob_id(old), new, blob_id(new)) for d in edited
+                 if (language := language_for(d.path)) is not None
+                 and (old := _text(d.old)) is not None and (new := _text(d.new)) is not None
+                 and _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN,
+                               window)]  # fmt: skip
+        _shelf(settings, [(language, old_id, new_id) for language, _, old_id, _, new_id in sides],
+               shelf)  # fmt: skip
+        head.append(_head_start(shelf, sides))
+
     differ = []
-    for d in _tree_changes(handle, repo.workdir, base.commit):
+    for d in _tree_changes(handle, repo.workdir, base.commit, head_start):
         kind = d.kind
         if d.new is None and kind is not ChangeType.DELETE:
             if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
@@ -158,11 +179,12 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     differ.sort(key=lambda found: found[0].path)
     answered = [(d, kind, None if d.old is None else blob_id(d.old),
                  None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
-    shelf = _shelf(settings, [(language_for(d.path), old_id, new_id)
-                              for d, _, old_id, new_id in answered])  # fmt: skip
+    _shelf(settings, [(language_for(d.path), old_id, new_id)
+                      for d, _, old_id, new_id in answered], shelf)  # fmt: skip
     _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
                    for d, _, old_id, new_id in answered
-                   if (language := language_for(d.path)) is not None])  # fmt: skip
+                   if (language := language_for(d.path)) is not None],
+           head[0] if head else None)  # fmt: skip
 
     out = []
     for d, kind, old_id, new_id in answered:
@@ -178,11 +200,10 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     return out, len(differ) > window.limit
 
 
-def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | None]]
-           ) -> SymbolShelf:  # fmt: skip
-    """What the workspace's database holds for these changes — each pair of blobs' line counts
-    and symbol changes, each blob's symbols — (nothing when it has none)."""
-    shelf = SymbolShelf()
+def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | None]],
+           shelf: SymbolShelf) -> None:  # fmt: skip
+    """Put on `shelf` what the workspace's database holds for these changes — each pair of
+    blobs' line counts and symbol changes, each blob's symbols — (nothing when it has none)."""
     settle(settings.db_url)  # what the answer before stored behind itself
     store = reader(settings.db_url)
     if store is not None:
@@ -192,19 +213,33 @@ def _shelf(settings: Settings, sides: list[tuple[str | None, str | None, str | N
             store.load_shelf(shelf, keys(sides), pairs)
         except StoreError as exc:  # a cache: the answer is built without it
             log.warning("cannot read stored symbols: %s", exc)
-    return shelf
 
 
-def _parse(shelf: SymbolShelf, sides: list[Side]) -> None:
-    """Parse what the database did not hold in one batch: through the process's parse pool,
-    which uses worker processes when the batch is worth it (parse/pool.py). A cache fill:
-    if it fails, each record parses its own files as it is built."""
+def _head_start(shelf: SymbolShelf, sides: Sequence[Side]) -> HeadStart | None:
+    """The first of the batch sent to a worker (`SymbolShelf.head_start`); None when the
+    pool does not take it, or it fails (the batch is then parsed as if it had not begun)."""
     from symdiff.parse.pool import shared
 
     try:
-        shelf.fill(shared(), sides, change_between)
+        return shelf.head_start(shared(), sides, change_between)
+    except Exception:
+        log.exception("the head start of an against answer failed")
+        return None
+
+
+def _parse(shelf: SymbolShelf, sides: list[Side], head: HeadStart | None) -> None:
+    """Parse what the database did not hold in one batch: through the process's parse pool,
+    which uses worker processes when the batch is worth it (parse/pool.py); `head`: its first
+    jobs, sent while renames were paired. A cache fill: if it fails, each record parses its
+    own files as it is built."""
+    from symdiff.parse.pool import shared
+
+    try:
+        shelf.fill(shared(), sides, change_between, head)
     except Exception:  # a parser bug must cost the batch its head start, never the answer
         log.exception("the batch parse of an against answer failed")
+        if head is not None:
+            head.close()
 
 
 def _text(data: bytes | None) -> bytes | None:
@@ -227,8 +262,11 @@ def _keep(settings: Settings, shelf: SymbolShelf) -> None:
     write_behind(settings.db_url, keep)
 
 
-def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str) -> Iterator[TreeChange]:
-    """The file changes from the commit's tree to the work tree, renames paired git's way."""
+def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str,
+                  edited: Callable[[list[TreeChange], int], None]
+                  ) -> Iterator[TreeChange]:  # fmt: skip
+    """The file changes from the commit's tree to the work tree, renames paired git's way;
+    `edited` is called with the edited files and how many files differ, before renames."""
     tree = handle[commit].peel(pygit2.Tree)
     # The work tree as `git add -A` would stage it, in this handle's own index, in memory only:
     # the index's stat cache finds the files that differ from it, only those are read and
@@ -257,7 +295,9 @@ def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str) -> Iter
     def read_new(file: pygit2.DiffFile) -> bytes | None:
         return read[file.path] if file.path in read else _read(root, file.path)
 
-    return tree_changes(diff, read_old=partial(_blob, handle), read_new=read_new)
+    deltas = len(diff)
+    return tree_changes(diff, read_old=partial(_blob, handle), read_new=read_new,
+                        edited=lambda changes: edited(changes, deltas))  # fmt: skip
 
 
 def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int) -> None:
