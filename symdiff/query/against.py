@@ -150,6 +150,7 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
     when = now or datetime.now(UTC)
     origin_info = {"against": base.ref, "commit": base.commit}
     git = git_info(snapshot(repo))
+    ids = _BlobIds()
     shelf = SymbolShelf()
     head: list[HeadStart | None] = []
 
@@ -158,7 +159,7 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
         answer will hold every file that differs (a limit leaves no guess to make)."""
         if deltas > window.limit:
             return
-        sides = [(language, old, blob_id(old), new, blob_id(new)) for d in edited
+        sides = [(language, old, ids(old), new, ids(new)) for d in edited
                  if (language := language_for(d.path)) is not None
                  and (old := _text(d.old)) is not None and (new := _text(d.new)) is not None
                  and _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN,
@@ -168,7 +169,7 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
         head.append(_head_start(shelf, sides))
 
     differ = []
-    for d in _tree_changes(handle, repo.workdir, base.commit, head_start):
+    for d in _tree_changes(handle, repo.workdir, base.commit, head_start, ids):
         kind = d.kind
         if d.new is None and kind is not ChangeType.DELETE:
             if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
@@ -177,8 +178,8 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
         if _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN, window):
             differ.append((d, kind))
     differ.sort(key=lambda found: found[0].path)
-    answered = [(d, kind, None if d.old is None else blob_id(d.old),
-                 None if d.new is None else blob_id(d.new)) for d, kind in differ[: window.limit]]
+    answered = [(d, kind, None if d.old is None else ids(d.old),
+                 None if d.new is None else ids(d.new)) for d, kind in differ[: window.limit]]
     _shelf(settings, [(language_for(d.path), old_id, new_id)
                       for d, _, old_id, new_id in answered], shelf)  # fmt: skip
     _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
@@ -263,7 +264,7 @@ def _keep(settings: Settings, shelf: SymbolShelf) -> None:
 
 
 def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str,
-                  edited: Callable[[list[TreeChange], int], None]
+                  edited: Callable[[list[TreeChange], int], None], ids: _BlobIds
                   ) -> Iterator[TreeChange]:  # fmt: skip
     """The file changes from the commit's tree to the work tree, renames paired git's way;
     `edited` is called with the edited files and how many files differ, before renames."""
@@ -286,7 +287,7 @@ def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str,
                 continue  # a nested repository or a submodule: git add -A leaves them too
             data = None if entry.status == DeltaStatus.DELETED else _read(root, path)
             read[path] = data
-            _stage(index, path, data, entry.new_file.mode)
+            _stage(index, path, data, entry.new_file.mode, ids)
         diff = tree.diff_to_index(index, flags=_TREE_FLAGS)
     except (pygit2.GitError, KeyError, OSError) as exc:
         raise InvalidArgs(f"cannot compare the work tree with {commit[:12]}: {_reason(exc)}"
@@ -296,21 +297,48 @@ def _tree_changes(handle: pygit2.Repository, workdir: Path, commit: str,
         return read[file.path] if file.path in read else _read(root, file.path)
 
     deltas = len(diff)
-    return tree_changes(diff, read_old=partial(_blob, handle), read_new=read_new,
+    return tree_changes(diff, read_old=partial(_blob, handle, ids), read_new=read_new,
                         edited=lambda changes: edited(changes, deltas))  # fmt: skip
 
 
-def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int) -> None:
+def _stage(index: pygit2.Index, path: str, data: bytes | None, mode: int,
+           ids: _BlobIds) -> None:  # fmt: skip
     """Set one in-memory index entry to the file's content now (None: the file is gone)."""
     if data is None:
         with contextlib.suppress(pygit2.GitError, KeyError, OSError):
             index.remove(path)
         return
     kind = FileMode(mode) if mode in (FileMode.BLOB_EXECUTABLE, FileMode.LINK) else FileMode.BLOB
-    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=blob_id(data)), kind))
+    index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=ids(data)), kind))
 
 
-def _blob(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
+class _BlobIds:
+    """The blob ids of one answer's texts, by the texts' identity: the revision's side named
+    by git, the work tree's hashed once (when staged), whoever asks after."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, tuple[bytes, str]] = {}  # the text is held: its id stays its own
+
+    def note(self, data: bytes, oid: str) -> None:
+        self._ids[id(data)] = (data, oid)
+
+    def __call__(self, data: bytes) -> str:
+        found = self._ids.get(id(data))
+        if found is not None and found[0] is data:
+            return found[1]
+        oid = blob_id(data)
+        self.note(data, oid)
+        return oid
+
+
+def _blob(handle: pygit2.Repository, ids: _BlobIds, file: pygit2.DiffFile) -> bytes | None:
+    data = _read_blob(handle, file)
+    if data is not None:
+        ids.note(data, str(file.id))
+    return data
+
+
+def _read_blob(handle: pygit2.Repository, file: pygit2.DiffFile) -> bytes | None:
     key = file.id.raw
     data = _held_blobs.get(key)
     if data is not None:
