@@ -392,3 +392,38 @@ def test_the_edited_files_parse_while_renames_are_paired(repo: Path,
     few = diff(Settings.resolve(str(repo)), DiffQuery(against="HEAD", scope="all", limit=3))
     assert untimed(few.records) == untimed(records[:3]) and few.more
     assert started == []
+
+
+def test_an_answer_that_fails_after_its_head_start_lets_the_pool_go(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A failure between the head start and its batch (here the batch's own step raising)
+    must not leave the process's parse pool held, nor a worker's answer unread."""
+    from symdiff.parse import pool as parse_pool
+    from symdiff.query import against
+
+    for k in range(6):
+        (repo / f"m{k}.py").write_text("".join(f"def f{k}_{i}(a):\n    return a + {i}\n\n\n"
+                                               for i in range(1500)))  # fmt: skip
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    for k in range(6):
+        (repo / f"m{k}.py").write_text((repo / f"m{k}.py").read_text().replace("a + 7\n", "a - 7\n"))
+    (repo / "m0.py").rename(repo / "renamed.py")
+
+    def broken(*_: Any) -> None:
+        raise RuntimeError("the batch failed")
+
+    real_parse = against._parse
+    monkeypatch.setattr(against, "_parse", broken)
+    with pytest.raises(RuntimeError, match="the batch failed"):
+        ours(repo, "HEAD")
+    shared = parse_pool.shared()
+    assert shared.pids(), "the head start ran on the shared pool's worker"
+    let_go = shared._lock.acquire(blocking=False)
+    shared._lock.release()  # (when held, released all the same: the pool closes at exit)
+    assert let_go, "the pool is still held by the failed answer's head start"
+    monkeypatch.setattr(against, "_parse", real_parse)
+    before = shared.worker_jobs
+    records = ours(repo, "HEAD")
+    assert as_numstat(records) == oracle(repo, "HEAD")
+    assert shared.worker_jobs > before  # the workers answered, in step

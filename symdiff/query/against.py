@@ -168,24 +168,29 @@ def changes_against(settings: Settings, ref: str, window: Window, *,
                shelf)  # fmt: skip
         head.append(_head_start(shelf, sides))
 
-    differ = []
-    for d in _tree_changes(handle, repo.workdir, base.commit, head_start, ids):
-        kind = d.kind
-        if d.new is None and kind is not ChangeType.DELETE:
-            if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
-                continue
-            kind = ChangeType.DELETE  # a tracked file gone since: what it is now
-        if _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN, window):
-            differ.append((d, kind))
-    differ.sort(key=lambda found: found[0].path)
-    answered = [(d, kind, None if d.old is None else ids(d.old),
-                 None if d.new is None else ids(d.new)) for d, kind in differ[: window.limit]]
-    _shelf(settings, [(language_for(d.path), old_id, new_id)
-                      for d, _, old_id, new_id in answered], shelf)  # fmt: skip
-    _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
-                   for d, _, old_id, new_id in answered
-                   if (language := language_for(d.path)) is not None],
-           head[0] if head else None)  # fmt: skip
+    try:  # a head start is taken by the batch below, or let go here (the pool is held)
+        differ = []
+        for d in _tree_changes(handle, repo.workdir, base.commit, head_start, ids):
+            kind = d.kind
+            if d.new is None and kind is not ChangeType.DELETE:
+                if kind is ChangeType.ADD:  # gone since the index saw it: nothing to report
+                    continue
+                kind = ChangeType.DELETE  # a tracked file gone since: what it is now
+            if _selected(d.path, classify(d.path, settings.test_patterns), Origin.SCAN, window):
+                differ.append((d, kind))
+        differ.sort(key=lambda found: found[0].path)
+        answered = [(d, kind, None if d.old is None else ids(d.old),
+                     None if d.new is None else ids(d.new)) for d, kind in differ[: window.limit]]
+        _shelf(settings, [(language_for(d.path), old_id, new_id)
+                          for d, _, old_id, new_id in answered], shelf)  # fmt: skip
+        _parse(shelf, [(language, _text(d.old), old_id, _text(d.new), new_id)
+                       for d, _, old_id, new_id in answered
+                       if (language := language_for(d.path)) is not None],
+               head[0] if head else None)  # fmt: skip
+    finally:
+        for started in head:
+            if started is not None:
+                started.close()
 
     out = []
     for d, kind, old_id, new_id in answered:
