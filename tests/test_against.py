@@ -407,7 +407,8 @@ def test_an_answer_that_fails_after_its_head_start_lets_the_pool_go(
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
     for k in range(6):
-        (repo / f"m{k}.py").write_text((repo / f"m{k}.py").read_text().replace("a + 7\n", "a - 7\n"))
+        path = repo / f"m{k}.py"
+        path.write_text(path.read_text().replace("a + 7\n", "a - 7\n"))
     (repo / "m0.py").rename(repo / "renamed.py")
 
     def broken(*_: Any) -> None:

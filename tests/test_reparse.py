@@ -139,7 +139,7 @@ def _scattered(source: bytes, seed: int) -> bytes:
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_edits_far_apart_are_re_parsed_apart_and_equal_a_fresh_parse(language: str) -> None:
     big = sample_of(language)
-    while len(big) < 48 << 10:
+    while len(big) < 16 << 10:
         big += b"\n" + sample_of(language)
     parser = get_parser(language)
     for seed in range(3):
