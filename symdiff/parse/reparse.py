@@ -105,7 +105,7 @@ def edit_spans(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
     it re-parse all that lies between them; and an edit placed on a line's start (a hunk's
     lines as they are) can touch the zero-width token that ends the statement before it, which
     in a grammar with an external scanner (Python's indentation) stops tree-sitter re-using
-    what follows (docs/performance.md, "Edits as tight as bytes allow"). Within a piece the
+    what follows (docs/performance.md, "Round 5" of issue 25). Within a piece the
     common prefix is taken first, so an insertion goes as late as its text allows, past a
     repeated `def ` or `end` into the line after.
     """
