@@ -96,18 +96,29 @@ def make_engine(url: str, *, read_only: bool = False) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+def _insert_of(dialect: str) -> Any:
+    """The dialect's INSERT with ON CONFLICT, imported only for writers and only for the
+    database in use: the PostgreSQL dialect's modules cost a SQLite process ~100 ms to import
+    (and readers skip both)."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+
+        return insert
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    return None  # pragma: no cover - other dialects
+
+
 def insert_ignore(
     conn: Connection, table: Any, rows: list[dict[str, Any]], keys: list[str]
 ) -> None:
     if not rows:
         return
-    from sqlalchemy.dialects import postgresql, sqlite  # writers only: readers skip ~20 ms
-
-    dialect = conn.dialect.name
-    if dialect == "sqlite":
-        conn.execute(sqlite.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
-    elif dialect == "postgresql":
-        conn.execute(postgresql.insert(table).on_conflict_do_nothing(index_elements=keys), rows)
+    insert = _insert_of(conn.dialect.name)
+    if insert is not None:
+        conn.execute(insert(table).on_conflict_do_nothing(index_elements=keys), rows)
     else:  # pragma: no cover - other dialects: check first
         for row in rows:
             if conn.execute(select(table).filter_by(**{k: row[k] for k in keys})).first() is None:
@@ -117,12 +128,10 @@ def insert_ignore(
 def upsert_files(conn: Connection, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
-    from sqlalchemy.dialects import postgresql, sqlite
-
     cols = ("blob_hash", "size", "mtime_ns", "checked_ns")
-    dialect = conn.dialect.name
-    if dialect in ("sqlite", "postgresql"):
-        ins = (sqlite if dialect == "sqlite" else postgresql).insert(t.files)
+    insert = _insert_of(conn.dialect.name)
+    if insert is not None:
+        ins = insert(t.files)
         stmt = ins.on_conflict_do_update(
             index_elements=["workspace_id", "path"], set_={c: ins.excluded[c] for c in cols}
         )

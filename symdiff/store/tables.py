@@ -18,7 +18,6 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
-    text,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
@@ -105,9 +104,11 @@ blobs = Table(
     Column("codec", String(8), nullable=False),
     Column("data", LargeBinary, nullable=True),
     Column("base", DIGEST, nullable=True),
-    # Which blobs are stored against this one: gc's re-check before it deletes (revision 0005).
-    Index("ix_blobs_base", "base", sqlite_where=text("base IS NOT NULL"),
-          postgresql_where=text("base IS NOT NULL")),
+    # Which blobs are stored against this one: gc's re-check before it deletes. Revision 0005
+    # makes it partial (WHERE base IS NOT NULL) on both backends; the migrations make the
+    # schema, and naming a dialect's options here would import the PostgreSQL dialect into
+    # every process that opens a store, SQLite's too (44 ms of a hook's start).
+    Index("ix_blobs_base", "base"),
 )
 
 # What each tracked file looked like when last seen.
