@@ -456,8 +456,8 @@ def _close_kept_readers() -> Iterator[None]:
 # a long file taken last leaves the other worker idle to the end.
 SLOWEST_FIRST = ("test_agents_replay.py", "test_daemon.py", "test_blame.py", "test_ui.py",
                  "test_indexer_edges.py", "test_gc.py", "test_httpguard.py", "test_status.py",
-                 "test_query.py", "test_cli.py", "test_impact.py", "test_reparse.py",
-                 "test_ui_agents.py", "test_mcp.py")  # fmt: skip
+                 "test_query.py", "test_cli.py", "test_impact.py", "test_ui_agents.py",
+                 "test_mcp.py")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

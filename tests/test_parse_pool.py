@@ -249,7 +249,7 @@ def test_a_head_start_is_answered_in_its_batch() -> None:
     first, rest = jobs[: len(jobs) // 2], jobs[len(jobs) // 2 :]
     with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
         head = p.head_start(first, change_between)
-        assert head is not None and head.worker.chunk is not None
+        assert head is not None and head.jobs == first and head.worker.process.pid in p.pids()
         assert p.head_start(rest, change_between) is None  # the pool is held by the first
         batch = rest[::-1] + first[::-1] + [("python", None, sample_of("python"), pool.NEW)]
         assert p.changes_of(batch, change_between, head) == _changes(batch)

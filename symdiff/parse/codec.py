@@ -22,8 +22,9 @@ import json
 import operator
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import attrgetter
+from typing import Any
 
 import zstandard
 
@@ -135,11 +136,24 @@ def unpack(data: bytes, base: bytes | None = None) -> bytes:
 Pair = tuple[int, int, tuple[SymbolChange, ...]]  # lines added, lines removed, symbol changes
 
 
+def change_rows(changes: Sequence[SymbolChange]) -> list[tuple[Any, ...]]:
+    """Symbol changes as rows of plain values (stored pairs; the parse pool's pipe)."""
+    return [(c.name, c.kind, c.change_type.value, c.start_line, c.end_line, c.renamed_from,
+             c.renamed_to) for c in changes]  # fmt: skip
+
+
+def changes_of_rows(rows: Iterable[Sequence[Any]]) -> tuple[SymbolChange, ...]:
+    """`change_rows` read back; KeyError or ValueError for a row that is not one."""
+    return tuple(SymbolChange(name, kind, _CHANGE_TYPES[change], start, end, old, new)
+                 for name, kind, change, start, end, old, new in rows)  # fmt: skip
+
+
+_CHANGE_TYPES = {t.value: t for t in SymbolChangeType}
+
+
 def raw_pair(added: int, removed: int, changes: Sequence[SymbolChange]) -> bytes:
     """The uncompressed form of one change between two blobs: line counts, symbol changes."""
-    rows = [[c.name, c.kind, c.change_type.value, c.start_line, c.end_line, c.renamed_from,
-             c.renamed_to] for c in changes]  # fmt: skip
-    text = json.dumps([PAIR_FORMAT, added, removed, rows], separators=(",", ":"),
+    text = json.dumps([PAIR_FORMAT, added, removed, change_rows(changes)], separators=(",", ":"),
                       ensure_ascii=False)  # fmt: skip
     return text.encode()
 
@@ -150,9 +164,8 @@ def decode_pair(data: bytes) -> Pair:
         form, added, removed, rows = json.loads(unpack(data))
         if form != PAIR_FORMAT or not isinstance(added, int) or not isinstance(removed, int):
             raise CodecError("not a stored pair payload of format 2")
-        changes = tuple(SymbolChange(name, kind, SymbolChangeType(change), start, end, old, new)
-                        for name, kind, change, start, end, old, new in rows)  # fmt: skip
-    except (ValueError, TypeError) as exc:
+        changes = changes_of_rows(rows)
+    except (ValueError, TypeError, KeyError) as exc:
         raise CodecError(f"not a stored pair payload: {exc}") from None
     return added, removed, changes
 

@@ -54,8 +54,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import IO, Any
 
-from symdiff.model import Symbol, SymbolChange, SymbolChangeType
-from symdiff.parse.codec import from_raw_refs, raw, raw_refs
+from symdiff.model import Symbol, SymbolChange
+from symdiff.parse.codec import change_rows, changes_of_rows, from_raw_refs, raw, raw_refs
 from symdiff.parse.extract import extract, extract_with_refs
 from symdiff.parse.refs import FileRefs
 
@@ -230,8 +230,7 @@ class ParsePool:
                 self._lock.release()
                 return None
             worker = self._workers[0]
-            head = HeadStart(self, worker, picked, change)
-            worker.send(list(range(len(picked))), head.batch, _name_of(change))
+            worker.post(picked, _name_of(change))
         except _WorkerDied:
             self._stop()
             self._lock.release()
@@ -239,7 +238,7 @@ class ParsePool:
         except BaseException:
             self._lock.release()
             raise
-        return head
+        return HeadStart(self, worker, picked, change)
 
     def _held_batch(self, jobs: Sequence[Job], change: ChangeFn, head: HeadStart
                     ) -> list[_Answer]:  # fmt: skip
@@ -406,16 +405,14 @@ class HeadStart:
 
     def __init__(self, pool: ParsePool, worker: _Worker, jobs: list[Job],
                  change: ChangeFn) -> None:  # fmt: skip
-        self.pool, self.worker, self.change = pool, worker, change
-        self.batch = _Batch(jobs, pool._owners, len(pool._workers), skip=frozenset(
-            range(len(jobs))))  # the chunk's own record, until its batch takes it
+        self.pool, self.worker, self.jobs, self.change = pool, worker, jobs, change
         self.taken = False  # `changes_of` took it into its batch
         self.closed = False
 
     def live(self, pool: ParsePool, change: ChangeFn) -> bool:
         """Whether `pool` may take this head start into a batch that works out `change`."""
         return (not self.closed and pool is self.pool and change is self.change
-                and self.worker in pool._workers and self.worker.chunk is not None)  # fmt: skip
+                and self.worker in pool._workers)  # fmt: skip
 
     def close(self) -> None:
         """Release the pool; an answer not taken is read and dropped first (the worker's
@@ -424,7 +421,7 @@ class HeadStart:
             return
         self.closed = True
         try:
-            if not self.taken and self.worker.chunk is not None:
+            if not self.taken:
                 self.worker.receive()
         except _WorkerDied:
             self.pool._stop()
@@ -476,12 +473,12 @@ class _Stream:
         if jobs is None:
             jobs = []
         index = {_identity(job): i for i, job in enumerate(jobs)}
-        found = [index.pop(_identity(job), -1) for job in head.batch.jobs]
+        found = [index.pop(_identity(job), -1) for job in head.jobs]
         batch = _Batch(jobs, self.owners, self.workers, skip=frozenset(found) - {-1})
         self.open.append(batch)
         worker = head.worker
-        assert worker in workers and worker.chunk is not None
-        worker.chunk = batch, found
+        assert worker in workers and worker.chunk is None
+        worker.chunk = batch, found  # the answer in flight is this batch's
         batch.waiting += 1
 
     def send_next(self, k: int, worker: _Worker) -> bool:
@@ -656,11 +653,15 @@ class _Worker:
         self.chunk: tuple[_Batch, list[int]] | None = None
 
     def send(self, chunk: list[int], batch: _Batch, change: str | None) -> None:
+        self.post([batch.jobs[i] for i in chunk], change)
+        self.chunk = batch, chunk
+
+    def post(self, jobs: list[Job], change: str | None) -> None:
+        """Write jobs for it to parse (`send` records them as a batch's chunk)."""
         try:
-            _write(self.input, marshal.dumps((change, [batch.jobs[i] for i in chunk])))
+            _write(self.input, marshal.dumps((change, jobs)))
         except OSError as error:
             raise _WorkerDied(f"pid {self.process.pid}: {error}") from error
-        self.chunk = batch, chunk
 
     def receive(self) -> bytes:
         """The answer to the chunk it was sent."""
@@ -723,20 +724,14 @@ def _plain_change(change: Change | None) -> tuple[Any, ...] | None:
     if change is None:
         return None
     added, removed, changes = change
-    return added, removed, [(c.name, c.kind, c.change_type.value, c.start_line, c.end_line,
-                             c.renamed_from, c.renamed_to) for c in changes]  # fmt: skip
+    return added, removed, change_rows(changes)
 
 
 def _change(plain: tuple[Any, ...] | None) -> Change | None:
     if plain is None:
         return None
     added, removed, rows = plain
-    return added, removed, tuple(
-        SymbolChange(name, kind, _CHANGE_TYPES[change], start, end, before, after)
-        for name, kind, change, start, end, before, after in rows)  # fmt: skip
-
-
-_CHANGE_TYPES = {t.value: t for t in SymbolChangeType}
+    return added, removed, changes_of_rows(rows)
 
 
 def serve() -> None:

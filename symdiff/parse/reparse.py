@@ -125,32 +125,21 @@ def edit_spans(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
             return whole
         cuts.append((old_lines[old_first], new_lines[new_first]))
     cuts.append((len(old), len(new)))
+    # The pieces cut both texts whole and in step, and each one's edit makes its new piece of
+    # its old one: together the edits make `new` of `old` (the tests rebuild it to check).
     out = []
     a, c = start, start  # the piece from here to the next cut
     for b, d in cuts:
         if b < a or d < c:
             return whole
-        if old[a:b] != new[c:d]:
-            prefix, piece_old_end, piece_new_end = edit_span(old[a:b], new[c:d])
+        prefix, piece_old_end, piece_new_end = edit_span(old[a:b], new[c:d])
+        if prefix < max(b - a, d - c):  # the pieces differ
             out.append((a + prefix, a + piece_old_end, c + prefix, c + piece_new_end))
         a, c = b, d
-    return out if _rebuilds(old, new, out) else whole
+    return out
 
 
 SPLIT_SPAN = 64  # a shorter span is one edit: no line diff is worth making for it
-
-
-def _rebuilds(old: bytes, new: bytes, spans: list[tuple[int, int, int, int]]) -> bool:
-    """Whether the spans, in order, turn `old` into `new` (what lies between them the same in
-    both texts)."""
-    at_old = at_new = 0
-    for start, old_end, new_start, new_end in spans:
-        if start < at_old or new_start - at_new != start - at_old:
-            return False
-        if old[at_old:start] != new[at_new:new_start]:
-            return False
-        at_old, at_new = old_end, new_end
-    return old[at_old:] == new[at_new:]
 
 
 def _hunks(old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:

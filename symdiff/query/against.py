@@ -244,8 +244,6 @@ def _parse(shelf: SymbolShelf, sides: list[Side], head: HeadStart | None) -> Non
         shelf.fill(shared(), sides, change_between, head)
     except Exception:  # a parser bug must cost the batch its head start, never the answer
         log.exception("the batch parse of an against answer failed")
-        if head is not None:
-            head.close()
 
 
 def _text(data: bytes | None) -> bytes | None:
