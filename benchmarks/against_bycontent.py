@@ -20,21 +20,22 @@ the work tree (170 edited, 20 renamed and edited, 10 deleted). In one run, media
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _caches import cold
 from against_speed import build, changed_texts, git
 from tree_sitter_language_pack import get_parser
 
 from symdiff.config import Settings
-from symdiff.parse.pool import ChangeFn, ParsePool
-from symdiff.parse.shelf import Side, SymbolShelf
+from symdiff.parse.shelf import SymbolShelf
 from symdiff.query.answer import DiffQuery, diff
 from symdiff.record.indexer import reconcile
 from symdiff.store import Store
@@ -56,6 +57,8 @@ def main() -> None:
     parser.add_argument("--changed", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    failed = _Failures()  # a figure is not printed beside a path that logged a failure
+    logging.getLogger("symdiff").addHandler(failed)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "django"
         build(root, args.changed)
@@ -98,9 +101,10 @@ def main() -> None:
         parsed: list[int] = []  # changes the daemon's answer parsed (its records lacked)
         fill = SymbolShelf.fill
 
-        def counted(shelf: SymbolShelf, pool: ParsePool, sides: Sequence[Side],
-                    change: ChangeFn | None = None) -> int:  # fmt: skip
-            parsed.append(fill(shelf, pool, sides, change))
+        def counted(shelf: SymbolShelf, *args: Any, **kwargs: Any) -> int:
+            # Whatever `fill` takes: a wrapper that named its parameters failed each time
+            # `fill` gained one (the answer then logged its batch parse's failure).
+            parsed.append(fill(shelf, *args, **kwargs))
             return parsed[-1]
 
         SymbolShelf.fill = counted  # type: ignore[method-assign]
@@ -113,6 +117,9 @@ def main() -> None:
         ratio = {k: statistics.median(a / b for a, b in zip(rounds[k], rounds[base], strict=True))
                  for k, base in (("first", "floor"), ("again", "git"), ("new_process", "git"))}
         d_ratio = statistics.median(a / b for a, b in zip(daemon, peer, strict=True))
+        if failed.messages:
+            raise SystemExit("symdiff logged failures during the runs; no figure printed:\n"
+                             + "\n".join(sorted(set(failed.messages))))
         print(f"{args.changed} changed files, {recorded} recorded by the indexer; medians of "
               f"{args.runs} rounds (ratios: medians of per-round ratios)")
         print(f"first answer            {med['first']:8.1f} ms  floor (one parse per file) "
@@ -124,6 +131,17 @@ def main() -> None:
         print(f"with the daemon         {statistics.median(daemon):8.1f} ms  git diff "
               f"--numstat -M {statistics.median(peer):7.1f} ms  ratio {d_ratio:.2f}x (target 3x); "
               f"changes parsed {sum(parsed) // args.runs} an answer")
+
+
+class _Failures(logging.Handler):
+    """symdiff's log records at ERROR and above (an answer that fell back after a failure)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 if __name__ == "__main__":

@@ -47,14 +47,7 @@ def parse(parser: Parser, language: str, text: bytes, key: bytes | None,
     old = None if base is None else _take(language, base)
     tree = None
     if old is not None:
-        old_tree, old_text = old
-        edited = old_tree.copy()  # the held tree stays as it is, for other threads and calls
-        for start, old_end, new_start, new_end in reversed(edit_spans(old_text, text)):
-            # Back to front: an edit leaves the bytes and rows before it where they were.
-            at = point(old_text, start)
-            edited.edit(start, old_end, start + new_end - new_start, at,
-                        point(old_text, old_end), _end_point(at, text, new_start, new_end))
-        tree = parser.parse(text, edited)
+        tree = parser.parse(text, edited(*old, text))
         if tree.root_node.has_error:
             tree = None
     if tree is None:
@@ -62,6 +55,19 @@ def parse(parser: Parser, language: str, text: bytes, key: bytes | None,
     if key is not None and not tree.root_node.has_error:
         _hold(language, key, tree, text)
     return tree
+
+
+def edited(tree: Tree, old: bytes, new: bytes) -> Tree:
+    """A copy of `old`'s tree with the edits that make `new` of `old` (`edit_spans`), for
+    tree-sitter to re-parse `new` from; `tree` itself is left as it is (for other threads and
+    calls)."""
+    out = tree.copy()
+    for start, old_end, new_start, new_end in reversed(edit_spans(old, new)):
+        # Back to front: an edit leaves the bytes and rows before it where they were.
+        at = point(old, start)
+        out.edit(start, old_end, start + new_end - new_start, at, point(old, old_end),
+                 _end_point(at, new, new_start, new_end))
+    return out
 
 
 def _take(language: str, key: bytes) -> tuple[Tree, bytes] | None:
