@@ -41,6 +41,7 @@ from symdiff.config import Settings
 from symdiff.duration import parse_go_duration
 from symdiff.git.importer import import_history
 from symdiff.parse import reparse
+from symdiff.parse.extract import extract
 from symdiff.parse.languages import language_for
 from symdiff.parse.shelf import SymbolShelf
 from symdiff.store import Store
@@ -115,13 +116,32 @@ def versions_of(clone: Path, commits: int) -> tuple[dict[str, tuple[str, bytes]]
     return blobs, paths
 
 
-def chained_floor(clone: Path, commits: int) -> tuple[Times, int]:
+def chained_floor(clone: Path, commits: int, *, extracting: bool = False) -> tuple[Times, int]:
     """Seconds that tree-sitter alone takes to parse every version of each file in a chain:
     the first met fresh, each later one re-parsed from the tree of the one before it (edited
-    by `reparse.edited`, as the import edits it; a tree with errors is not re-used, as in symdiff);
-    and how many parses. A blob met under two paths is parsed under each."""
+    by `reparse.edited`, as the import edits it; a tree with errors is not re-used, as in
+    symdiff); and how many parses. A blob met under two paths is parsed under each.
+
+    `extracting`: symdiff's `extract` of each version instead (its parse, chained the same way,
+    and its walk of the definitions), in this process, its caches emptied first: the part of
+    an import that no pool can make cheaper, only spread over the cores."""
     blobs, paths = versions_of(clone, commits)
     parsers = {lang: get_parser(lang) for lang, _ in blobs.values()}  # type: ignore[arg-type]
+    if extracting:
+        cold()
+
+        def extracted() -> int:
+            done = 0
+            for oids in paths.values():
+                before = None
+                for oid in oids:
+                    language, text = blobs[oid]
+                    extract(language, text, base=before)
+                    before = text
+                    done += 1
+            return done
+
+        return clocked(extracted)
 
     def run() -> int:
         done = 0
@@ -222,6 +242,8 @@ def main() -> None:
         paths = parse_floor(clone, walked, once=True)[1]
         chained = median([chained_floor(clone, walked)[0] for _ in range(args.runs)])
         links = chained_floor(clone, walked)[1]
+        walked_too = median([chained_floor(clone, walked, extracting=True)[0]
+                             for _ in range(args.runs)])  # fmt: skip
         window = f"{since_text} before the newest commit" if since_text else ""
         print(f"{args.repo.name}: {walked} first-parent commits {window}"
               f"{'' if not args.max_commits else f' (at most {args.max_commits})'}; "
@@ -233,6 +255,7 @@ def main() -> None:
                 (f"tree-sitter parse alone ({versions} versions)", floor),
                 (f"  one version per file ({paths})", least),
                 (f"  chained, as the import re-parses ({links})", chained),
+                ("  the same, with symdiff's extraction", walked_too),
                 ("import of twice the window, fresh", longer),
                 ("  the same after the first window's import", again)]  # fmt: skip
         for label, (wall, cpu) in rows:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Templates, git, make_settings, symdiff_cli, wait_until
@@ -264,6 +265,98 @@ def test_renames_near_the_threshold_are_paired_as_git_pairs_them(repo: Path) -> 
     assert stored(settings) == expected
     assert sum(1 for v in expected.values() if v[2] is not None) >= 5  # renames were found
     assert sum(1 for (sha, p), v in expected.items() if p.startswith("b/") and v[2] is None) >= 5
+
+
+def _large_history(repo: Path) -> None:
+    """Six 100 KB Python files, then four commits that each edit every one of them: the newest
+    commit's texts alone pass a head start's worth (parse/pool.py's HEAD_BYTES)."""
+    git(repo, "checkout", "-q", "-b", "main")
+    for k in range(6):
+        (repo / f"m{k}.py").write_text("".join(f"def f{k}_{i}(a, b):\n    return a * {i} + b\n\n\n"
+                                               for i in range(2500)))  # fmt: skip
+    commit(repo, "files", 6)
+    for day in range(4):
+        for k in range(6):
+            path = repo / f"m{k}.py"
+            path.write_text(path.read_text().replace(f"a * {100 * day + 7} + b",
+                                                     f"a * {100 * day + 7} - b")
+                            .replace(f"def f{k}_{500 * day + 9}(a, b)",
+                                     f"def f{k}_{500 * day + 9}(a, b, c=0)"))  # fmt: skip
+        commit(repo, f"edit {day}", 5 - day)
+
+
+def _symbols_of(settings: Settings) -> dict[Key, list[tuple[str, str]]]:
+    with Store(settings.db_url) as store:
+        changes = store.changes(ChangeFilter(None, 0, None, 1_000_000))
+    return {(str(c.origin_info["sha"]), c.path): sorted((s.name, s.change_type.value)
+                                                         for s in c.symbols)
+            for c in changes if c.origin_info is not None}  # fmt: skip
+
+
+def test_a_batch_parses_its_first_commits_while_git_is_read(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Once a batch holds a head start's worth of texts, one worker parses them while git is
+    read for the rest (`ParsePool.head_start`); the records are git's, and the same as without
+    the head start."""
+    from symdiff.parse import extract, reparse
+    from symdiff.parse.pool import ParsePool
+
+    _large_history(repo)
+    started: list[bool] = []
+    real = ParsePool.head_start
+
+    def spy(pool: ParsePool, jobs: Any, change: Any) -> Any:
+        head = real(pool, jobs, change)
+        started.append(head is not None)
+        return head
+
+    monkeypatch.setattr(ParsePool, "head_start", spy)
+    settings = make_settings(repo)
+    import_history(settings)
+    assert started == [True]
+    assert stored(settings) == oracle(repo)
+    ours = _symbols_of(settings)
+    assert ours[(git(repo, "rev-parse", "HEAD").strip(), "m2.py")] == [
+        ("f2_1509", "signature_changed"), ("f2_307", "modified")]
+    monkeypatch.setattr(ParsePool, "head_start", lambda *_: None)
+    extract._cache.clear()
+    reparse.forget()
+    alone = make_settings(repo, db=f"sqlite:///{tmp_path / 'alone.db'}")
+    import_history(alone)
+    assert _symbols_of(alone) == ours
+
+
+def test_an_import_that_fails_after_its_head_start_lets_the_pool_go(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Git failing mid-walk, after a head start was sent: the pool is let go, its worker's
+    answer read (the next import's answers pair with its own chunks)."""
+    from symdiff.git import importer
+    from symdiff.parse import pool as parse_pool
+
+    _large_history(repo)
+    real = importer._commit_changes
+    walked: list[int] = []
+
+    def failing(*args: Any) -> Any:
+        walked.append(1)
+        if len(walked) == 3:
+            raise RuntimeError("git failed")
+        return real(*args)
+
+    monkeypatch.setattr(importer, "_commit_changes", failing)
+    settings = make_settings(repo)
+    with pytest.raises(RuntimeError, match="git failed"):
+        import_history(settings)
+    shared = parse_pool.shared()
+    assert shared.pids(), "the head start ran on the shared pool's worker"
+    let_go = shared._lock.acquire(blocking=False)
+    shared._lock.release()
+    assert let_go, "the pool is still held by the failed import's head start"
+    monkeypatch.setattr(importer, "_commit_changes", real)
+    before = shared.worker_jobs
+    import_history(settings)
+    assert stored(settings) == oracle(repo)
+    assert shared.worker_jobs > before  # the workers answered, in step
 
 
 def _watch(repo: Path, *extra: str) -> subprocess.Popen[str]:

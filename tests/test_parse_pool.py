@@ -257,6 +257,29 @@ def test_a_head_start_is_answered_in_its_batch() -> None:
         assert p.changes_of(jobs, change_between) == _changes(jobs)  # the pool held no more
 
 
+def test_a_chain_begun_by_a_head_start_stays_with_its_worker() -> None:
+    # An import's head start: a file's newest versions go to one worker while git is read for
+    # the older ones. The rest of that chain goes to the same worker (which holds the tree and
+    # the symbols of the version it re-parses from), not to whichever worker is idle first.
+    both = pool.OLD | pool.NEW | pool.CHANGE
+    # The rest of the chain is the batch's largest, yet small enough to be anyone's chunk: the
+    # idle worker would take it first.
+    texts = [edited(sample_of("python"), k) * 10 for k in range(10)]
+    chain: list[Job] = [("python", texts[k + 1], texts[k], both) for k in range(9)]
+    others: list[Job] = [("python", edited(sample_of("python"), 20 + k) * 30,
+                          edited(sample_of("python"), 40 + k) * 30, both) for k in range(16)]
+    rest = sum(pool._size(job) for job in chain[2:])
+    assert max(map(pool._size, others)) < rest < sum(map(pool._size, chain + others)) // 8
+    with ParsePool(workers=2, min_jobs=1, min_bytes=0) as p:
+        head = p.head_start(chain[:2], change_between)
+        assert head is not None
+        owner = p._workers.index(head.worker)
+        batch = others + chain
+        assert p.changes_of(batch, change_between, head) == _changes(batch)
+        assert p._owners.of(pool._digest(texts[3])) == owner  # the job after the head's
+        assert p._owners.of(pool._digest(texts[4])) == owner
+
+
 def test_a_head_start_not_taken_leaves_the_pool_in_step() -> None:
     both = pool.OLD | pool.NEW | pool.CHANGE
     jobs: list[Job] = [(lang, sample_of(lang), edited(sample_of(lang), 5), both) for lang in SOME]

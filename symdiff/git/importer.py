@@ -29,8 +29,8 @@ from symdiff.git.state import Repo, open_repo
 from symdiff.git.treediff import tree_changes
 from symdiff.model import ChangeType, Origin
 from symdiff.parse.languages import language_for
-from symdiff.parse.pool import shared
-from symdiff.parse.shelf import SymbolShelf, keys
+from symdiff.parse.pool import HEAD_BYTES, HeadStart, shared
+from symdiff.parse.shelf import Side, SymbolShelf, keys
 from symdiff.store import Mutation, Store
 from symdiff.store.blobs import git_binary
 from symdiff.store.imported import imported_keys
@@ -82,41 +82,89 @@ def _import(repo: Repo, settings: Settings, store: Store, workspace_id: int,
     have = imported_keys(store, workspace_id)
     prefix = _prefix(repo, settings)
     commits = recorded = already = 0
-    batch: list[_Found] = []
-    for commit in _first_parent(repo.handle, cutoff, max_commits):
-        commits += 1
-        sha = str(commit.id)
-        for found in _commit_changes(repo.handle, commit, prefix):
-            if (sha, found.path) in have:  # imported before: not read again, not parsed
-                already += 1
-                continue
-            batch.append(found)
-            have.add((sha, found.path))
-        if len(batch) >= _BATCH:
-            recorded += _record(store, workspace_id, settings, batch)
-            batch = []
-    recorded += _record(store, workspace_id, settings, batch)
+    batch = _Batch()
+    try:  # a head start is taken by its batch's parse, or let go here (the pool is held)
+        for commit in _first_parent(repo.handle, cutoff, max_commits):
+            commits += 1
+            sha = str(commit.id)
+            for found in _commit_changes(repo.handle, commit, prefix):
+                if (sha, found.path) in have:  # imported before: not read again, not parsed
+                    already += 1
+                    continue
+                batch.add(found)
+                have.add((sha, found.path))
+            if len(batch.found) >= _BATCH:
+                recorded += _record(store, workspace_id, settings, batch)
+                batch = _Batch()
+            else:
+                batch.head_start(store)
+        recorded += _record(store, workspace_id, settings, batch)
+    finally:
+        batch.close()
     return ImportReport(commits, recorded, already)
 
 
-def _record(store: Store, workspace_id: int, settings: Settings, batch: list[_Found]) -> int:
+class _Batch:
+    """Changes read from git and not yet recorded, the shelf of their symbols, and the head
+    start of their parse."""
+
+    def __init__(self) -> None:
+        self.found: list[_Found] = []
+        self.shelf = SymbolShelf(pairs=False)  # a commit's change is not asked about again
+        self.head: HeadStart | None = None
+        self._bytes = 0  # of the texts to parse
+        self._started = False
+
+    def add(self, found: _Found) -> None:
+        self.found.append(found)
+        if language_for(found.path) is not None:
+            self._bytes += len(found.old or b"") + len(found.new or b"")
+
+    def sides(self) -> list[Side]:
+        """What `SymbolShelf.fill` parses: each change of a language we parse."""
+        return [(language, _text(f.old), f.old_id, _text(f.new), f.new_id)
+                for f in self.found if (language := language_for(f.path))]  # fmt: skip
+
+    def load(self, store: Store) -> None:
+        """Put on the shelf what the store holds of these changes' blobs (each asked once)."""
+        store.load_shelf(self.shelf, keys((language_for(f.path), f.old_id, f.new_id)
+                                          for f in self.found))  # fmt: skip
+
+    def head_start(self, store: Store) -> None:
+        """Once the batch holds a head start's worth of texts, send their parse to one
+        worker (`SymbolShelf.head_start`), which parses them while git is read for the rest;
+        once a batch. A failure here leaves the batch to be parsed as if it had not begun."""
+        if self._started or self._bytes < HEAD_BYTES:
+            return
+        self._started = True
+        try:
+            self.load(store)
+            self.head = self.shelf.head_start(shared(), self.sides(), change_between)
+        except Exception:
+            log.exception("the head start of imported commits failed")
+
+    def close(self) -> None:
+        """Let go of a head start not taken (the pool is held until then)."""
+        if self.head is not None:
+            self.head.close()
+
+
+def _record(store: Store, workspace_id: int, settings: Settings, batch: _Batch) -> int:
     """Build and store a batch's records; their blobs' symbols are read from the store where
     an earlier import, the daemon or `against` stored them, and the rest stored after."""
-    if not batch:
+    if not batch.found:
         return 0
-    shelf = SymbolShelf(pairs=False)  # a commit's change is not asked about again
-    store.load_shelf(shelf, keys((language_for(f.path), f.old_id, f.new_id) for f in batch))
+    shelf = batch.shelf
+    batch.load(store)  # (the caller lets go of a head start when this raises)
     try:  # what the store lacks, in one batch (worker processes when worth it)
-        shelf.fill(shared(), [(language, _text(f.old), f.old_id, _text(f.new), f.new_id)
-                              for f in batch if (language := language_for(f.path))],
-                   change_between)  # fmt: skip
+        shelf.fill(shared(), batch.sides(), change_between, batch.head)
     except Exception:  # each record then parses its own files as it is built
         log.exception("the batch parse of imported commits failed")
     changes = [build_change(
         f.kind, f.path, old_path=f.old_path, old=_text(f.old), new=_text(f.new),
         timestamp=f.commit.when, test_patterns=settings.test_patterns, old_hash=f.old_id,
         new_hash=f.new_id, origin=Origin.COMMIT, origin_info=f.commit.info, git=f.commit.git,
-        shelf=shelf) for f in batch]  # fmt: skip
+        shelf=shelf) for f in batch.found]  # fmt: skip
     recorded = len(store.apply(workspace_id, [Mutation(change=c) for c in changes]))
     try:
         store.keep_shelf(shelf)

@@ -465,7 +465,8 @@ class _Stream:
 
     def take_head(self, workers: Sequence[_Worker]) -> None:
         """Make the head start's chunk, in flight, a chunk of the first batch: its jobs are
-        found there by their texts' identity (a job not found is answered and dropped)."""
+        found there by their texts' identity (a job not found is answered and dropped), and
+        its worker owns their texts before the batch is planned (an import's chains)."""
         head, self.head = self.head, None
         if head is None:
             return
@@ -474,6 +475,9 @@ class _Stream:
             jobs = []
         index = {_identity(job): i for i, job in enumerate(jobs)}
         found = [index.pop(_identity(job), -1) for job in head.jobs]
+        k = list(workers).index(head.worker)
+        for job in head.jobs:  # its worker parses them: the rest of their chains go there too
+            self.owners.note((_digest(job[1]), _digest(job[2])), k)
         batch = _Batch(jobs, self.owners, self.workers, skip=frozenset(found) - {-1})
         self.open.append(batch)
         worker = head.worker
