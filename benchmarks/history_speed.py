@@ -227,15 +227,17 @@ def main() -> None:
         more = None if args.max_commits is None else args.max_commits * 2
         again = run_import(clone, db, wider, more, newest, fresh=False)[0]
         longer = run_import(clone, db, wider, more, newest)[0]
-        real, fill = filechange.file_symbols, SymbolShelf.fill
+        real, fill, head = filechange.file_symbols, SymbolShelf.fill, SymbolShelf.head_start
         filechange.file_symbols = lambda *a: ()
-        setattr(SymbolShelf, "fill", lambda *a: 0)  # noqa: B010  (the batch parse too)
+        setattr(SymbolShelf, "fill", lambda *a: 0)  # noqa: B010  (the batch parse too,
+        setattr(SymbolShelf, "head_start", lambda *a: None)  # noqa: B010  and its head start)
         try:
             bare = median([run_import(clone, db, since, args.max_commits, newest)[0]
                            for _ in range(args.runs)])  # fmt: skip
         finally:
             filechange.file_symbols = real
             setattr(SymbolShelf, "fill", fill)  # noqa: B010
+            setattr(SymbolShelf, "head_start", head)  # noqa: B010
         floor = median([parse_floor(clone, walked)[0] for _ in range(args.runs)])
         versions = parse_floor(clone, walked)[1]
         least = median([parse_floor(clone, walked, once=True)[0] for _ in range(args.runs)])
