@@ -308,3 +308,9 @@ def test_no_head_start_where_the_pool_would_not_take_the_batch() -> None:
         assert p.head_start(jobs, change_between) is None
     with ParsePool(workers=1, min_jobs=1, min_bytes=0) as p:  # one core: in-process
         assert p.head_start(jobs, change_between) is None
+    with ParsePool(workers=2, min_jobs=2, min_bytes=0) as p:  # fewer jobs than its crossover
+        head = p.head_start(jobs, change_between)
+        if head is not None:
+            head.close()  # (else the pool's close would wait on it)
+        assert head is None
+        assert not p.pids()  # no worker started for it

@@ -221,7 +221,8 @@ class ParsePool:
                 break
             picked.append(job)
             held += _size(job)
-        if self.size < MIN_CORES or not picked or self._disabled or held < self.min_bytes // 2:
+        if self.size < MIN_CORES or not picked or self._disabled or held < self.min_bytes // 2 \
+                or len(jobs) < self.min_jobs:  # fmt: skip
             return None
         if not self._lock.acquire(blocking=False):
             return None
