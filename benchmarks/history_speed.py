@@ -43,6 +43,7 @@ from symdiff.git.importer import import_history
 from symdiff.parse import reparse
 from symdiff.parse.extract import extract
 from symdiff.parse.languages import language_for
+from symdiff.parse.pool import chains as pool_chains
 from symdiff.parse.shelf import SymbolShelf
 from symdiff.store import Store
 
@@ -86,41 +87,49 @@ def run_import(clone: Path, db: Path, since: timedelta | None, max_commits: int 
 
 
 def versions_of(clone: Path, commits: int) -> tuple[dict[str, tuple[str, bytes]],
-                                                  dict[str, list[str]]]:  # fmt: skip
+                                                  list[list[str]]]:  # fmt: skip
     """The distinct text versions (by blob id: language, bytes) of the files symdiff parses in
-    the newest `commits` first-parent commits, and each path's blob ids in the order met
-    (newest first; a blob met again under its path is not listed again)."""
+    the newest `commits` first-parent commits, and their chains as the import forms them: the
+    blobs linked by a change from one to the other (across renames too), each chain in the
+    order its blobs were met, newest first."""
     repo = pygit2.Repository(str(clone))
     walker = repo.walk(repo.head.target, SortMode.NONE)
     walker.simplify_first_parent()
     blobs: dict[str, tuple[str, bytes]] = {}
-    paths: dict[str, list[str]] = {}
+    links: list[tuple[bytes | None, bytes | None]] = []  # each change's (new, old) blob ids
     for commit in itertools.islice(walker, commits):
         base = commit.parents[0].tree if commit.parents else None
         diff = base.diff_to_tree(commit.tree) if base else commit.tree.diff_to_tree(swap=True)
         diff.find_similar()
         for patch in diff.deltas:
+            link: list[bytes | None] = []
             for side in (patch.new_file, patch.old_file):  # newest first
                 language = language_for(side.path)
-                if language is None or side.id.raw == bytes(20):
-                    continue
                 oid = str(side.id)
+                if language is None or side.id.raw == bytes(20):
+                    link.append(None)
+                    continue
                 if oid not in blobs:
                     data = repo[side.id].read_raw()
                     if b"\0" in data:
+                        link.append(None)
                         continue
                     blobs[oid] = (language, data)
-                met = paths.setdefault(side.path, [])
-                if oid not in met:
-                    met.append(oid)
-    return blobs, paths
+                link.append(oid.encode() if oid in blobs else None)
+            links.append((link[0], link[1]))
+    chains = []
+    for group in pool_chains(links):
+        met = dict.fromkeys(oid.decode() for i in group for oid in links[i] if oid is not None)
+        if met:
+            chains.append(list(met))
+    return blobs, chains
 
 
 def chained_floor(clone: Path, commits: int, *, extracting: bool = False) -> tuple[Times, int]:
     """Seconds that tree-sitter alone takes to parse every version of each file in a chain:
     the first met fresh, each later one re-parsed from the tree of the one before it (edited
     by `reparse.edited`, as the import edits it; a tree with errors is not re-used, as in
-    symdiff); and how many parses. A blob met under two paths is parsed under each.
+    symdiff); and how many parses.
 
     `extracting`: symdiff's `extract` of each version instead (its parse, chained the same way,
     and its walk of the definitions), in this process, its caches emptied first: the part of
@@ -132,7 +141,7 @@ def chained_floor(clone: Path, commits: int, *, extracting: bool = False) -> tup
 
         def extracted() -> int:
             done = 0
-            for oids in paths.values():
+            for oids in paths:
                 before = None
                 for oid in oids:
                     language, text = blobs[oid]
@@ -145,18 +154,18 @@ def chained_floor(clone: Path, commits: int, *, extracting: bool = False) -> tup
 
     def run() -> int:
         done = 0
-        for oids in paths.values():
-            language = blobs[oids[0]][0]
-            parser, before = parsers[language], None
+        for oids in paths:
+            before = None  # (language, tree, text) of the version before, while re-usable
             for oid in oids:
-                text = blobs[oid][1]
-                if before is None:
+                language, text = blobs[oid]
+                parser = parsers[language]
+                if before is None or before[0] != language:
                     tree = parser.parse(text)
                 else:
-                    tree = parser.parse(text, reparse.edited(*before, text))
+                    tree = parser.parse(text, reparse.edited(before[1], before[2], text))
                     if tree.root_node.has_error:
                         tree = parser.parse(text)
-                before = None if tree.root_node.has_error else (tree, text)
+                before = None if tree.root_node.has_error else (language, tree, text)
                 done += 1
         return done
 
