@@ -145,6 +145,65 @@ def test_a_commits_second_holds_its_history_up_to_the_version_it_committed() -> 
     assert _before(rows, "f.py", "b", None) == rows  # the work tree: every record
 
 
+def test_a_later_commit_in_the_commits_second_is_not_its_history() -> None:
+    """A move committed a moment after the commit, in its second, imported after it: its
+    record takes the second's first moment as its time (and, imported later, sorts before the
+    commit's own), yet it is no part of the commit's history. Counted, it ended the file's
+    lineage there and made every line the commit changed `unknown`."""
+    from symdiff.agents.trace import _before
+    from symdiff.store.filehistory import oldest_first
+
+    c2, a, c3 = _text("x"), _text("x", "agent"), _text("x", "agent", "sed")
+    second = 100_000_000
+
+    def imported(i: int, path: str, old: bytes, new: bytes, sha: str, *,
+                 old_path: str | None = None) -> FileRow:  # fmt: skip
+        return replace(_row(i, old, new, origin="commit", path=path, old_path=old_path,
+                            ts=second, change="modify" if old_path is None else "rename"),
+                       origin_info={"sha": sha})  # fmt: skip
+
+    rows = sorted([_row(1, None, c2, origin="commit", change="add", ts=90_000_000),
+                   _row(5, c2, a, origin="agent", ts=98_200_000),
+                   _row(6, a, c3, origin="agent", ts=99_100_000),
+                   imported(10, "f.py", c2, c3, "C3"),  # the commit traced
+                   imported(11, "g.py", c3, c3, "C4", old_path="f.py"),  # the move's commit
+                   _row(12, c3, c3, path="g.py", old_path="f.py", change="rename",
+                        ts=second + 500_000)], key=oldest_first)  # fmt: skip
+    cutoff = second + 1_000_000
+    kept = _before(rows, "f.py", blob_id(c3), cutoff, frozenset({"C3"}))
+    assert [r.id for r in kept] == [1, 5, 6, 10]
+    found = file_lines(lambda p: [r for r in kept if p in (r.path, r.old_path)],
+                       _reader(c2, a, c3), "f.py", c3, blob_id(c3))  # fmt: skip
+    assert [found.versions[o].id for o in found.lines.owners] == [1, 5, 6]
+    # Were C4 the commit's ancestor, its record would count (and end the file there).
+    assert [r.id for r in _before(rows, "f.py", blob_id(c3), cutoff,
+                                  frozenset({"C3", "C4"}))] == [1, 5, 6, 11, 10]  # fmt: skip
+
+
+def test_a_commits_own_second_holds_its_ancestors_not_its_descendants(tmp_path: Path) -> None:
+    import pygit2
+
+    from symdiff.agents.trace import _same_second
+
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q")
+    shas = []
+    for name, when in (("a", "2026-01-01T10:00:00Z"), ("b", "2026-01-01T10:00:05Z"),
+                       ("c", "2026-01-01T10:00:05Z"), ("d", "2026-01-01T10:00:05Z"),
+                       ("e", "2026-01-01T10:00:09Z")):  # fmt: skip
+        (root / name).write_text(name)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", name, env={"GIT_COMMITTER_DATE": when,
+                                              "GIT_AUTHOR_DATE": when})  # fmt: skip
+        shas.append(git(root, "rev-parse", "HEAD").strip())
+    repo = pygit2.Repository(str(root))
+    a, _, c, d, e = (repo[sha] for sha in shas)
+    assert _same_second(c) == {shas[1], shas[2]}  # b before it in its second; d after it
+    assert _same_second(d) == {shas[1], shas[2], shas[3]}
+    assert _same_second(a) == {shas[0]} and _same_second(e) == {shas[4]}
+
+
 def test_ranges_group_runs_and_clip() -> None:
     got = ranges([1, 1, 2, 2, 2, 1], 2, 5)
     assert [(r.start_line, r.end_line, r.owner) for r in got] == [(2, 2, 1), (3, 5, 2)]

@@ -149,8 +149,8 @@ def trace(settings: Any, rev: str | None = None, *, worktree: bool = False) -> d
 
     def lines_of(v: Version) -> FileBlame:
         digest = blob_id(v.text)
-        return file_lines(lambda p: _before(rows_of(p), p, digest, cutoff), read, v.path,
-                          v.text, digest)  # fmt: skip
+        return file_lines(lambda p: _before(rows_of(p), p, digest, cutoff, changed.own),
+                          read, v.path, v.text, digest)  # fmt: skip
 
     try:
         tool_version = version("symdiff")
@@ -189,22 +189,31 @@ class Changed:
     parent: str | None
     since_us: int  # the parent's commit time: lines written before it are not this work
     cutoff_us: int | None  # records made before this count (None: all of them)
+    # The commit and its ancestors committed in its second (by sha): of the imported commits
+    # whose records share that second, the others are its descendants, not its history.
+    own: frozenset[str] = frozenset()
 
 
-def _before(rows: list[FileRow], path: str, digest: str, cutoff: int | None) -> list[FileRow]:
+def _before(rows: list[FileRow], path: str, digest: str, cutoff: int | None,
+            own: frozenset[str] = frozenset()) -> list[FileRow]:  # fmt: skip
     """The records of `path` made before the commit whose version of the file is `digest`.
 
     A committer time is a whole second (`cutoff` is the end of it): records made before that
     second precede the commit; of those made within it, only those up to the last that wrote
     the committed content at this path do (a move or an edit a moment after the commit, in
-    the same second, is not its history)."""
+    the same second, is not its history), and of the imported commits' records only those of
+    the commits in `own` (the commit and its ancestors: a later commit in the same second,
+    such as a move committed a moment after, is not its history either, though its record
+    takes the second's first moment as its time)."""
     if cutoff is None:
         return rows
     second = cutoff - 1_000_000
-    late = {i for i, r in enumerate(rows) if second <= r.ts_us < cutoff}
+    rows = [r for r in rows if r.ts_us < second or (r.ts_us < cutoff and (
+        r.origin != "commit" or (r.origin_info or {}).get("sha") in own))]  # fmt: skip
+    late = {i for i, r in enumerate(rows) if r.ts_us >= second}
     last = max((i for i in late if rows[i].path == path and rows[i].new_hash == digest),
                default=-1)
-    return [r for i, r in enumerate(rows) if r.ts_us < second or (i in late and i <= last)]
+    return [r for i, r in enumerate(rows) if i not in late or i <= last]
 
 
 def _repo(root: Path) -> tuple[Any, str]:
@@ -232,7 +241,22 @@ def _commit_files(root: Path, rev: str) -> Changed:
     # Committer times are whole seconds: a record made in the commit's second may precede it.
     return Changed(files, str(commit.id), None if parent is None else str(parent.id),
                    0 if parent is None else parent.commit_time * 1_000_000,
-                   (commit.commit_time + 1) * 1_000_000)  # fmt: skip
+                   (commit.commit_time + 1) * 1_000_000, _same_second(commit))  # fmt: skip
+
+
+def _same_second(commit: Any) -> frozenset[str]:
+    """The shas of `commit` and of its ancestors committed in its second (or later: a clock
+    that ran back), through any parent."""
+    out: set[str] = set()
+    todo = [commit]
+    while todo:
+        c = todo.pop()
+        sha = str(c.id)
+        if sha in out or c.commit_time < commit.commit_time:
+            continue
+        out.add(sha)
+        todo.extend(c.parents)
+    return frozenset(out)
 
 
 def _worktree_files(root: Path) -> Changed:
