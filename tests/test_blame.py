@@ -126,6 +126,25 @@ def test_lineage_follows_renames_once_and_starts_after_a_delete() -> None:
     assert [found.versions[o].id for o in found.lines.owners] == [3, 5]
 
 
+def test_a_move_committed_in_its_own_second_keeps_the_saves_before_it() -> None:
+    """Saves, a move, and the move's commit, all within one second: the imported commit's
+    record of the move takes the second's first moment as its time, before the saves. The live
+    record of the move is the move itself, and the saves before it own their lines."""
+    a, b, c = _text("a"), _text("a", "b"), _text("a", "b", "c")
+    move = _row(5, c, c, path="new.py", old_path="old.py", change="rename", ts=100_600_000)
+    imported = replace(move, id=6, origin="commit", ts_us=100_000_000)
+    rows = {
+        "old.py": [_row(1, None, a, path="old.py", change="add", ts=90_000_000),
+                   _row(2, a, b, path="old.py", ts=100_100_000),
+                   _row(3, b, c, path="old.py", origin="agent", ts=100_300_000),
+                   imported, move],
+        "new.py": [imported, move],
+    }  # fmt: skip
+    assert [r.id for r in lineage(lambda p: rows.get(p, []), "new.py")] == [1, 2, 3, 5]
+    found = file_lines(lambda p: rows.get(p, []), _reader(a, b, c), "new.py", c, blob_id(c))
+    assert [found.versions[o].id for o in found.lines.owners] == [1, 2, 3]
+
+
 def test_a_commits_second_holds_its_history_up_to_the_version_it_committed() -> None:
     """Committer times are whole seconds: of the records made in the commit's second, those
     after the last that wrote the committed content (here: a move a moment later, as the

@@ -49,23 +49,42 @@ def lineage(rows_of: Callable[[str], list[FileRow]], path: str) -> list[FileRow]
 
     The file at a path begins after the last record that deleted it there or moved it away;
     the first rename into the path after that is the move that brought it (a later one is the
-    same move seen again: the history import's record of a rename the watcher recorded live).
+    same move seen again: the history import's record of a rename the watcher recorded live;
+    and the import's record that comes first only by its time, `_into`, is that too).
     """
     out: list[FileRow] = []
-    current, until = path, None
+    current, until, again = path, None, set[int]()
     for _ in range(MAX_RENAMES):
-        rows = [r for r in rows_of(current) if until is None or oldest_first(r) < until]
+        rows = [r for r in rows_of(current) if (until is None or oldest_first(r) < until)
+                and r.id not in again]  # fmt: skip
         ends = [r for r in rows if (r.path == current and r.new_hash is None)
                 or (r.path != current and r.old_path == current)]  # fmt: skip
         begun = oldest_first(ends[-1]) if ends else None
         seg = [r for r in rows if r.path == current and (begun is None or oldest_first(r) > begun)]
-        into = next((i for i, r in enumerate(seg) if r.old_path not in (None, current)), None)
+        into = _into(seg, current)
         if into is None:
             out[:0] = seg
             break
         out[:0] = seg[into:]
-        current, until = str(seg[into].old_path), oldest_first(seg[into])
+        moved = seg[into]
+        # the same move recorded before it (by time alone) is no end of the file back there
+        again = {r.id for r in seg[:into] if r.old_path == moved.old_path}
+        current, until = str(moved.old_path), oldest_first(moved)
     return out
+
+
+def _into(seg: list[FileRow], path: str) -> int | None:
+    """Which of a path's records is the move that brought the file there: the first rename
+    into it; but an imported commit's record of a move takes its second's first moment as its
+    time, so a live record of the same move made within that second is the move itself (and
+    what was written before it, in that second, is the file's history at its old path)."""
+    moves = [i for i, r in enumerate(seg) if r.old_path not in (None, path)]
+    if not moves or seg[moves[0]].origin != "commit":
+        return moves[0] if moves else None
+    first = seg[moves[0]]
+    return next((i for i in moves[1:] if seg[i].origin != "commit"
+                 and seg[i].old_path == first.old_path
+                 and seg[i].ts_us < first.ts_us + 1_000_000), moves[0])  # fmt: skip
 
 
 def carry(before: Lines, old: bytes, new: bytes, owner: int) -> Lines:
