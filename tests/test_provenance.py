@@ -24,7 +24,10 @@ from symdiff.workspace.sync import sync
 
 
 def _settings(root: Path) -> Settings:
-    return daemon_settings(root, host=HOST)
+    # A 100 ms settle window: `git stash pop -q` writes the files, then drops the entry; on a
+    # machine other suites load, that gap outlasted 20 ms, and the pop's files closed a batch
+    # of their own as a person's (`watch`: docs/provenance.md says when this can happen).
+    return daemon_settings(root, host=HOST, settle_ms=100)
 
 
 class History:
