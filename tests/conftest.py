@@ -350,6 +350,23 @@ def sample_of(language: str) -> bytes:
 # ---- the command line ----------------------------------------------------------------------
 
 
+def head_starts(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Spy on `ParsePool.head_start`: whether each call started one (True) or declined, in
+    order, in the list returned (the real method still runs)."""
+    from symdiff.parse.pool import ParsePool
+
+    started: list[bool] = []
+    real = ParsePool.head_start
+
+    def spy(pool: ParsePool, jobs: Any, change: Any) -> Any:
+        head = real(pool, jobs, change)
+        started.append(head is not None)
+        return head
+
+    monkeypatch.setattr(ParsePool, "head_start", spy)
+    return started
+
+
 def cli_entry() -> Callable[[], None]:
     """The console script's entry point (pyproject's [project.scripts] symdiff): the one place
     the tests name it."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Templates, git, symdiff_cli
+from conftest import Templates, git, head_starts, symdiff_cli
 
 from symdiff.config import Settings
 from symdiff.errors import InvalidArgs
@@ -365,15 +365,7 @@ def test_the_edited_files_parse_while_renames_are_paired(repo: Path,
                         .replace(f"def f{k}_700(a, b)", f"def f{k}_700(a, b, c=1)"))  # fmt: skip
     git(repo, "mv", "pkg/old_name.py", "pkg/new_name.py")
     (repo / "pkg" / "new_name.py").write_text(BIG.replace("a + 3\n", "a + 33\n"))
-    started: list[bool] = []
-    real = ParsePool.head_start
-
-    def spy(pool: ParsePool, jobs: Any, change: Any) -> Any:
-        head = real(pool, jobs, change)
-        started.append(head is not None)
-        return head
-
-    monkeypatch.setattr(ParsePool, "head_start", spy)
+    started = head_starts(monkeypatch)
     untimed = lambda records: [{**r, "timestamp": None} for r in records]  # noqa: E731
     records = ours(repo, "HEAD")
     assert started == [True]
@@ -387,8 +379,8 @@ def test_the_edited_files_parse_while_renames_are_paired(repo: Path,
     extract._cache.clear()
     reparse.forget()
     assert untimed(ours(repo, "HEAD")) == untimed(records)
-    monkeypatch.setattr(ParsePool, "head_start", spy)
-    started.clear()
+    monkeypatch.undo()  # the real method back under a new spy
+    started = head_starts(monkeypatch)
     few = diff(Settings.resolve(str(repo)), DiffQuery(against="HEAD", scope="all", limit=3))
     assert untimed(few.records) == untimed(records[:3]) and few.more
     assert started == []

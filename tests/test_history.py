@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Templates, git, make_settings, symdiff_cli, wait_until
+from conftest import Templates, git, head_starts, make_settings, symdiff_cli, wait_until
 
 from symdiff.api import import_history
 from symdiff.config import Settings
@@ -302,15 +302,7 @@ def test_a_batch_parses_its_first_commits_while_git_is_read(
     from symdiff.parse.pool import ParsePool
 
     _large_history(repo)
-    started: list[bool] = []
-    real = ParsePool.head_start
-
-    def spy(pool: ParsePool, jobs: Any, change: Any) -> Any:
-        head = real(pool, jobs, change)
-        started.append(head is not None)
-        return head
-
-    monkeypatch.setattr(ParsePool, "head_start", spy)
+    started = head_starts(monkeypatch)
     settings = make_settings(repo)
     import_history(settings)
     assert started == [True]
